@@ -179,8 +179,6 @@ def main() -> None:
         typer.echo("Aborted!", err=True)
         sys.exit(1)
     except SocialbenchError as exc:
-        from socialbench.core.io import one_line
-
         typer.echo(f"error: {one_line(exc)}", err=True)  # one line, capped (a value may be megabytes)
         sys.exit(2)
     except OSError as exc:

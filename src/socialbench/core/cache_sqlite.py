@@ -10,7 +10,14 @@ from pathlib import Path
 from filelock import FileLock
 
 from socialbench.core.cache_sql import SqlStore, Statements
-from socialbench.core.cache_store import CALLS_ADDED, CALLS_FIRST, CacheFull, column_sql, record_name, schema_statements
+from socialbench.core.cache_store import (
+    CALLS_ADDED,
+    CALLS_FIRST,
+    CacheFull,
+    column_sql,
+    damaged_entry,
+    schema_statements,
+)
 from socialbench.core.errors import DataError
 from socialbench.core.paths import refuse_special
 
@@ -170,13 +177,8 @@ class RequestCache(SqlStore):
             expected = (
                 "a number" if name in ("latency_s", "created_at") else "an integer" if "tokens" in name else "text"
             )
-            raise DataError(
-                str(self.path),
-                f"holds {'a BLOB' if found == 'blob' else found} where the request cache keeps {expected};"
-                " the cache is damaged (move it aside: a new one repeats the calls)",
-                record=record_name(key),
-                field=name,
-            )
+            found = "a BLOB" if found == "blob" else found
+            raise damaged_entry(str(self.path), key, name, f"holds {found} where the request cache keeps {expected}")
         self._records_checked = True
 
     def close(self) -> None:

@@ -139,6 +139,20 @@ def sql_kind(value: Any) -> str:
     return names.get(type(value), type(value).__name__)
 
 
+def damaged(store: str, problem: str, record: str | None = None, field: str | None = None) -> DataError:
+    """A stored value the cache never writes: a DataError naming store, entry and field."""
+    return DataError(
+        store,
+        f"{problem}; the cache is damaged (move it aside: a new one repeats the calls)",
+        record=record,
+        field=field,
+    )
+
+
+def damaged_entry(store: str, key: Any, field: str, problem: str) -> DataError:
+    return damaged(store, problem, record_name(key), field)
+
+
 def checked_response(store: str, key: str, row: Sequence[Any]) -> Response:
     """``row`` as a cached Response; a wrong type is a DataError naming store, entry and field."""
     fields = (
@@ -152,13 +166,7 @@ def checked_response(store: str, key: str, row: Sequence[Any]) -> Response:
         wrong = value is None if not nullable else False
         wrong = wrong or (value is not None and (isinstance(value, bool) or not isinstance(value, kinds)))
         if wrong:
-            raise DataError(
-                store,
-                f"holds {sql_kind(value)} where the request cache keeps {expected}; the cache is damaged"
-                " (move it aside: a new one repeats the calls)",
-                record=record_name(key),
-                field=name,
-            )
+            raise damaged_entry(store, key, name, f"holds {sql_kind(value)} where the request cache keeps {expected}")
     text, inp, out, latency, finish = row
     return Response(
         text=text, input_tokens=inp, output_tokens=out, latency_s=latency, cached=True, finish_reason=finish

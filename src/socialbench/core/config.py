@@ -29,10 +29,6 @@ def load_schema() -> dict[str, Any]:
     return json.loads(resources.files("socialbench").joinpath(SCHEMA_RESOURCE).read_text("utf-8"))
 
 
-def schema_path() -> Path:
-    return Path(str(resources.files("socialbench").joinpath(SCHEMA_RESOURCE)))
-
-
 def _fill_defaults(instance: Any, schema: dict[str, Any], root: dict[str, Any]) -> None:
     """Fill ``default`` values of object properties recursively (through $ref and additionalProperties)."""
     if "$ref" in schema:

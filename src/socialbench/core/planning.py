@@ -71,10 +71,7 @@ class ReplayCache:
     replay_only = True
 
     def __init__(self, get: Callable[[str], Response | None]):
-        self._get = get
-
-    def get(self, key: str) -> Response | None:
-        return self._get(key)
+        self.get = get
 
     def put(self, *args: Any, **kwargs: Any) -> None:
         raise ReplayMiss("a plan stores nothing")

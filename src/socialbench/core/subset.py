@@ -9,7 +9,7 @@ full run afterwards finds the subset's calls in the cache. Pure."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from socialbench.core.hashing import sha256_bytes
@@ -33,14 +33,7 @@ class SubsetInfo:
         return self.taken == self.total
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "n": self.n,
-            "seed": self.seed,
-            "total": self.total,
-            "taken": self.taken,
-            "by": self.by,
-            "strata": {k: list(v) for k, v in self.strata.items()},
-        }
+        return asdict(self)
 
     def note(self) -> str:
         """The line printed under every table of a subset run."""

@@ -29,21 +29,11 @@ from socialbench.core.secrets import ENV_NAME, redact_url
 
 BASE_URL = "https://api.search.brave.com/res/v1/web/search"
 DEFAULT_KEY_ENV = "BRAVE_SEARCH_API_KEY"
-OPTIONS = {
-    "api_key_env",
-    "base_url",
-    "country",
-    "search_lang",
-    "safesearch",
-    "timeout_s",
-    "max_retries",
-    "max_wait_s",
-    "max_consecutive_failures",
-}
 #: The defaults of the waiting options (the ceilings of docs/security.md, "Waits").
 TIMEOUT_S, MAX_RETRIES, MAX_WAIT_S, FAIL_AFTER = 30.0, 3, 60.0, 5
 #: Options that change what comes back (the rest change how it is fetched): the identity's settings hash.
 RESULT_OPTIONS = ("base_url", "country", "search_lang", "safesearch")
+OPTIONS = {"api_key_env", *RESULT_OPTIONS, "timeout_s", "max_retries", "max_wait_s", "max_consecutive_failures"}
 #: The API's most results per request.
 MAX_COUNT = 20
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
