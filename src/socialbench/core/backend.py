@@ -94,24 +94,17 @@ class Message:
     def media(self) -> list[MediaPart]:
         return [p for p in self.content if not isinstance(p, str)]
 
-    def images(self) -> list[ImagePart]:
-        return [p for p in self.content if isinstance(p, ImagePart)]
-
     def key(self) -> dict[str, Any]:
-        return {
-            "role": self.role,
-            "content": [p if isinstance(p, str) else p.key() for p in self.content],
-        }
+        return {"role": self.role, "content": [p if isinstance(p, str) else p.key() for p in self.content]}
 
 
 @dataclass(frozen=True)
 class Decoding:
     """How to decode; every field but ``json_keys`` is in the cache key (absent values left out).
 
-    ``json_schema`` constrains the answer (guided decoding); ``json_object`` asks for JSON mode; ``sample``
-    numbers repeated samples (0 first), each its own cache entry. ``json_keys``: JSON mode's keys with value
-    types, sent as the key schema (:func:`key_schema`) by APIs without a JSON-object mode; left out of the key
-    as the prompt (in the key) already asks for them and such a backend says so in its identity."""
+    ``json_schema``: guided decoding; ``json_object``: JSON mode; ``sample``: a repeated sample's number (its
+    own cache entry). ``json_keys``: JSON mode's keys with value types, sent as the key schema
+    (:func:`key_schema`) by APIs without JSON-object mode; not keyed, as the prompt already asks for them."""
 
     max_tokens: int = 256
     temperature: float = 0.0
@@ -167,11 +160,7 @@ class Request:
         return self.decoding.json_schema
 
     def key(self) -> dict[str, Any]:
-        return {
-            "messages": [m.key() for m in self.messages],
-            "task": self.task,
-            "decoding": self.decoding.key(),
-        }
+        return {"messages": [m.key() for m in self.messages], "task": self.task, "decoding": self.decoding.key()}
 
     def media(self) -> list[MediaPart]:
         return [p for m in self.messages for p in m.media()]
@@ -420,11 +409,7 @@ class Backend(abc.ABC):
             ident["behaviour"] = behaviour_sha256(behaviour_modules(type(self)))
         return ident
 
-    def complete_many(
-        self,
-        requests: Sequence[Request],
-        on_result: Callable[[int, Response], None],
-    ) -> None:
+    def complete_many(self, requests: Sequence[Request], on_result: Callable[[int, Response], None]) -> None:
         """Run many requests, calling ``on_result(index, response)`` as each finishes (so callers persist
         one by one). Default: a thread pool of ``spec.concurrency``."""
         workers = max(1, int(self.spec.concurrency))
@@ -532,20 +517,9 @@ def _no_extra(source: Callable[[], Mapping[str, tuple[str, str]]]) -> Callable[[
     return lambda: {name: (module, cls, None) for name, (module, cls) in source().items()}
 
 
-def register(name: str, module: str | None = None, cls_name: str | None = None, extra: str | None = None):
-    """Register a backend: as a decorator ``@register("mine")``, or lazily ``register("mine", "pkg.mod",
-    "MineBackend", extra="mine")``."""
-    if module is not None:
-        if cls_name is None:
-            raise ValueError("register(name, module, cls_name): cls_name is required with module")
-        BACKENDS.add(name, module, cls_name, extra)
-        return None
-
-    def deco(cls: type[Backend]) -> type[Backend]:
-        cls.name = name
-        return BACKENDS.add_class(name, cls)
-
-    return deco
+def register(name: str, module: str, cls_name: str, extra: str | None = None) -> None:
+    """Register a backend lazily by import path: ``register("mine", "pkg.mod", "MineBackend", extra="mine")``."""
+    BACKENDS.add(name, module, cls_name, extra)
 
 
 def available_backends() -> list[str]:
