@@ -13,13 +13,7 @@ may hold a password), ``core.cache_inspect`` (checking records, explaining misse
 
 from __future__ import annotations
 
-from socialbench.core.cache_inspect import (
-    PART_NAMES,
-    Change,
-    MissExplanation,
-    diff_parts,
-    nearest_explanation,
-)
+from socialbench.core.cache_inspect import PART_NAMES, Change, MissExplanation, diff_parts, nearest_explanation
 from socialbench.core.cache_sqlite import SQLITE_TYPES, RequestCache
 
 # Used by other modules until they move to a public helper (issue 30, point 5); kept importable here.

@@ -276,11 +276,7 @@ def media_outside(requests: Sequence[Request], roots: MediaRoots) -> str | None:
 
 
 def _step(
-    method: Method,
-    inst: dict[str, Any],
-    rounds: list[list[Exchange]],
-    source: str,
-    roots: MediaRoots | None = None,
+    method: Method, inst: dict[str, Any], rounds: list[list[Exchange]], source: str, roots: MediaRoots | None = None
 ) -> list[Request] | Final:
     try:
         out = method.step(inst, rounds)

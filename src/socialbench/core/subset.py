@@ -69,11 +69,7 @@ def rank(seed: int, instance_id: str) -> str:
 
 
 def stratified_subset(
-    instances: Sequence[dict[str, Any]],
-    n: int,
-    seed: int,
-    stratum: Callable[[dict[str, Any]], str],
-    by: str = "",
+    instances: Sequence[dict[str, Any]], n: int, seed: int, stratum: Callable[[dict[str, Any]], str], by: str = ""
 ) -> tuple[list[dict[str, Any]], SubsetInfo]:
     """The subset of ``instances`` (in their order) and what it is. ``n`` >= 1."""
     if n < 1:

