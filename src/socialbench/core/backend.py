@@ -189,9 +189,7 @@ def _free(schema: Any) -> Any:
     """``schema`` without :data:`_VALUE_CONSTRAINTS`, at every depth."""
     if isinstance(schema, dict):
         return {k: _free(v) for k, v in schema.items() if k not in _VALUE_CONSTRAINTS}
-    if isinstance(schema, list):
-        return [_free(v) for v in schema]
-    return schema
+    return [_free(v) for v in schema] if isinstance(schema, list) else schema
 
 
 def answer_keys(request: Request) -> dict[str, dict[str, Any]] | None:

@@ -533,17 +533,13 @@ def run_needs(params: Mapping[str, Any], benchmark: str, run: str) -> tuple[Need
     import json
 
     section = params.get(benchmark)
-    if section is None:
-        return ()
-    return _run_needs(benchmark, json.dumps(section, sort_keys=True, default=str), run)
+    return () if section is None else _run_needs(benchmark, json.dumps(section, sort_keys=True, default=str), run)
 
 
 def pair_excluded(params: Mapping[str, Any], benchmark: str, model: str, run: str) -> str | None:
     """:func:`excluded` with the run's needs; a model params do not name is not excluded."""
     entry = (params.get("models") or {}).get(model)
-    if entry is None:
-        return None
-    return excluded(entry, benchmark, run, run_needs(params, benchmark, run))
+    return None if entry is None else excluded(entry, benchmark, run, run_needs(params, benchmark, run))
 
 
 #: Method registries, one per benchmark package.

@@ -260,6 +260,4 @@ def open_request_cache(
 ) -> CacheStore:
     """The PostgreSQL store named by :data:`CACHE_URL_ENV` when set, else the SQLite file at ``path``."""
     url = cache_store_url(environ)
-    if url is None:
-        return RequestCache(path)
-    return PostgresRequestCache(url, connect_timeout_s=connect_timeout_s)
+    return RequestCache(path) if url is None else PostgresRequestCache(url, connect_timeout_s=connect_timeout_s)

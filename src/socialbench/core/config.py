@@ -373,9 +373,7 @@ VALIDATED_MAX_CHARS = 64 * 1024
 def load_params(path: str | Path = "params.yaml", environ: Mapping[str, str] = os.environ) -> dict[str, Any]:
     """params read strictly and validated, or ``environ[VALIDATED_ENV]``'s values for exactly these bytes."""
     handed = _validated_values(path, environ.get(VALIDATED_ENV))
-    if handed is not None:
-        return handed
-    return validate_params(read_params_file(path), source=str(path))
+    return handed if handed is not None else validate_params(read_params_file(path), source=str(path))
 
 
 def validated_record(path: str | Path = "params.yaml") -> str | None:

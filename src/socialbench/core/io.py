@@ -43,9 +43,7 @@ def brief(text: Any, limit: int = _QUOTE_LIMIT) -> str:
 def one_line(message: Any, limit: int = MESSAGE_LIMIT) -> str:
     """An error message as one line of at most ``limit`` characters, URLs redacted (core.secrets)."""
     text = "; ".join(part.strip() for part in redact_text(str(message)).splitlines() if part.strip())
-    if len(text) <= limit:
-        return text
-    return text[: limit - 40].rstrip() + f"… ({len(text) - limit + 40} more characters)"
+    return text if len(text) <= limit else text[: limit - 40].rstrip() + f"… ({len(text) - limit + 40} more characters)"
 
 
 # ---- writing --------------------------------------------------------------------------------------
@@ -403,9 +401,7 @@ for _tag, _why in _NOT_PLAIN.items():
 
 def _yaml_error(source: str, problem: str, error: type[Exception]) -> Exception:
     message = one_line(problem, MESSAGE_LIMIT - len(source) - 2)
-    if issubclass(error, DataError):
-        return error(source, message)
-    return error(f"{source}: {message}")
+    return error(source, message) if issubclass(error, DataError) else error(f"{source}: {message}")
 
 
 def _line_col(text: str, position: int) -> tuple[int, int]:

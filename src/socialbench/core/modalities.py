@@ -84,6 +84,4 @@ def temperature_sent_of(entry: Mapping[str, Any]) -> bool | None:
         return None
     option = declared.temperature_option
     options = entry.get("options") or {}
-    if option and isinstance(options.get(option), bool):
-        return bool(options[option])
-    return declared.temperature
+    return bool(options[option]) if option and isinstance(options.get(option), bool) else declared.temperature

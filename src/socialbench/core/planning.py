@@ -348,9 +348,7 @@ def budget_warnings(rows: Sequence[RunPlan], budget: Budget) -> list[str]:
 
 
 def _num(value: float | int | None, digits: int = 0) -> str:
-    if value is None:
-        return "unknown"
-    return f"{value:,.{digits}f}"
+    return "unknown" if value is None else f"{value:,.{digits}f}"
 
 
 def _range(lo: int, hi: int) -> str:

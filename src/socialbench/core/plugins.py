@@ -85,9 +85,7 @@ class Registry(Generic[T]):
 
     def entry(self, name: str) -> Entry | None:
         """The lazy entry of ``name`` (None for a class registered directly, or unknown)."""
-        if name in self.entries:
-            return self.entries[name]
-        return self.contributed().get(name)
+        return self.entries[name] if name in self.entries else self.contributed().get(name)
 
     def options_schema(self, name: str) -> dict | None:
         """The JSON schema of plug-in ``name``'s options, or None: a class's ``options_schema``, or

@@ -127,9 +127,7 @@ def get_retriever_class(name: str, where: str = "retrieval.retriever") -> type[R
 
 def create_retriever(name: str, options: dict[str, Any] | None = None, where: str = "retrieval") -> Retriever | None:
     """The retriever ``name`` with its options (None for ``none``)."""
-    if name == NONE:
-        return None
-    return get_retriever_class(name, f"{where}.retriever")(options, where)
+    return None if name == NONE else get_retriever_class(name, f"{where}.retriever")(options, where)
 
 
 # ---- cached search --------------------------------------------------------------------------------

@@ -143,6 +143,4 @@ def url_has_secret(url: str) -> bool:
 def redact_text(text: str) -> str:
     """Free text with every URL in it redacted."""
     text = str(text)
-    if "://" not in text:
-        return text
-    return URL_IN_TEXT.sub(lambda m: redact_url(m[0]), text)
+    return text if "://" not in text else URL_IN_TEXT.sub(lambda m: redact_url(m[0]), text)

@@ -50,9 +50,7 @@ def nested_verdicts(v: Any) -> list[dict[str, Any]]:
     if isinstance(v, dict):
         own = verdict(v)
         return ([own] if own else []) + [x for y in v.values() for x in nested_verdicts(y)]
-    if isinstance(v, list):
-        return [x for y in v for x in nested_verdicts(y)]
-    return []
+    return [x for y in v for x in nested_verdicts(y)] if isinstance(v, list) else []
 
 
 def verdict_mark(v: dict[str, Any]) -> Mark:

@@ -105,9 +105,7 @@ def verify(folder: Path, gguf_sha256: str | None = None) -> str | None:
             return f"{name} does not have the sha256 its manifest records"
     present = {p.name for p in folder.iterdir() if p.name != MANIFEST}
     extra = sorted(present - set(files))
-    if extra:
-        return f"files not in its manifest: {', '.join(extra)}"
-    return None
+    return f"files not in its manifest: {', '.join(extra)}" if extra else None
 
 
 def _canonical_json(path: Path) -> None:
