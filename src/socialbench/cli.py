@@ -98,11 +98,7 @@ def load_command(name: str) -> Any:
         one = typer.Typer(add_completion=False)
         one.command(name)(obj)
         return typer.main.get_group(one).commands[name]
-    return _group(obj, name)
-
-
-def _group(sub: typer.Typer, name: str) -> TyperGroup:
-    group = typer.main.get_group(sub)
+    group = typer.main.get_group(obj)
     group.name = name
     return group
 

@@ -13,37 +13,18 @@ may hold a password), ``core.cache_inspect`` (checking records, explaining misse
 
 from __future__ import annotations
 
-from socialbench.core.cache_inspect import PART_NAMES, Change, MissExplanation, diff_parts, nearest_explanation
-from socialbench.core.cache_sqlite import SQLITE_TYPES, RequestCache
-
-# Used by other modules until they move to a public helper (issue 30, point 5); kept importable here.
-from socialbench.core.cache_store import (
-    CLAIM_POLL_S,
-    CLAIM_TTL_S,
-    CacheFull,
-    CacheStore,
-    ReplayMiss,
-    cache_key,
-    claimant_alive,
-    key_parts,
-    schema_statements,
-)
+from socialbench.core.cache_inspect import MissExplanation, diff_parts
+from socialbench.core.cache_sqlite import RequestCache
+from socialbench.core.cache_store import CLAIM_TTL_S, CacheFull, CacheStore, ReplayMiss, cache_key, claimant_alive
 
 __all__ = [
-    "CLAIM_POLL_S",
     "CLAIM_TTL_S",
-    "PART_NAMES",
-    "SQLITE_TYPES",
     "CacheFull",
     "CacheStore",
-    "Change",
     "MissExplanation",
     "ReplayMiss",
     "RequestCache",
     "cache_key",
     "claimant_alive",
     "diff_parts",
-    "key_parts",
-    "nearest_explanation",
-    "schema_statements",
 ]

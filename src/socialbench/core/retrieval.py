@@ -70,6 +70,14 @@ class Retriever(abc.ABC):
     def search(self, query: str, k: int) -> list[Passage]:
         """At most ``k`` passages, best first, deterministic for a fixed corpus; a failure is a RetrievalError."""
 
+    def number_option(self, key: str, default: float, *, whole: bool = False, least: float = 0) -> Any:
+        """Option ``key`` (or its default), a number >= ``least`` (a whole one when ``whole``)."""
+        value = self.options.get(key, default)
+        kind = "a whole number" if whole else "a number"
+        if isinstance(value, bool) or not isinstance(value, int if whole else (int, float)) or value < least:
+            raise ConfigError(f"{self.where}.options.{key}: expected {kind} >= {least:g}, got {value!r}")
+        return value
+
     # ---- optional hooks, with working defaults ------------------------------------------------
     def corpus_sha256(self) -> str | None:
         """A hash of what it searches when that is local (None: a live service)."""

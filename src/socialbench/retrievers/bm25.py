@@ -23,7 +23,7 @@ from typing import Any
 
 from socialbench.core.errors import ConfigError, DataError
 from socialbench.core.hashing import sha256_file, sha256_json
-from socialbench.core.io import decode_utf8, read_file_bytes, read_jsonl_lines
+from socialbench.core.io import read_file_text, read_jsonl_lines
 from socialbench.core.paths import special_file, special_problem, within
 from socialbench.core.retrieval import Passage, Retriever
 
@@ -185,10 +185,7 @@ class BM25Retriever(Retriever):
                 else "no such folder"
             )
             raise ConfigError(f"{where}.options.corpus: {corpus}: {what}")
-        for key, default in (("k1", 1.5), ("b", 0.75)):
-            value = self.options.get(key, default)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                raise ConfigError(f"{where}.options.{key}: expected a number >= 0, got {value!r}")
+        k1, b = float(self.number_option("k1", 1.5)), float(self.number_option("b", 0.75))
         files = corpus_files(self.folder)
         self.passages: list[Passage] = []
         hashes = []
@@ -198,7 +195,7 @@ class BM25Retriever(Retriever):
             if path.suffix == ".jsonl":
                 self.passages += jsonl_passages(path, rel)
             else:
-                self.passages += text_passages(decode_utf8(read_file_bytes(path, "corpus file"), str(path)), rel)
+                self.passages += text_passages(read_file_text(path, "corpus file"), rel)
         if not self.passages:
             raise ConfigError(f"{where}.options.corpus: {corpus}: no passages in its {', '.join(SUFFIXES)} files")
         self.passages, self.split_notes = split_long(self.passages)
@@ -212,7 +209,7 @@ class BM25Retriever(Retriever):
         self._ids = ids
         import bm25s
 
-        self._index = bm25s.BM25(k1=float(self.options.get("k1", 1.5)), b=float(self.options.get("b", 0.75)))
+        self._index = bm25s.BM25(k1=k1, b=b)
         self._index.index(
             _tokenize([p.text if not p.title else f"{p.title} {p.text}" for p in self.passages]), show_progress=False
         )

@@ -79,15 +79,6 @@ def retry_after_s(value: str | None, now: float | None = None) -> float | None:
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
-def _number(options: dict[str, Any], key: str, default: float, where: str, *, whole: bool, least: float) -> Any:
-    """Option ``key`` (or its default), a number >= ``least`` (a whole one when ``whole``)."""
-    value = options.get(key, default)
-    kind = "a whole number" if whole else "a number"
-    if isinstance(value, bool) or not isinstance(value, int if whole else (int, float)) or value < least:
-        raise ConfigError(f"{where}.options.{key}: expected {kind} >= {least:g}, got {value!r}")
-    return value
-
-
 def _error_detail(raw: bytes) -> str:
     try:
         err = json.loads(raw.decode("utf-8")).get("error") or {}
@@ -123,10 +114,10 @@ class BraveSearchRetriever(Retriever):
             )
         if self.options.get("safesearch", "moderate") not in ("off", "moderate", "strict"):
             raise ConfigError(f"{where}.options.safesearch: one of off, moderate, strict")
-        self.timeout_s = float(_number(self.options, "timeout_s", TIMEOUT_S, where, whole=False, least=0.1))
-        self.max_retries = int(_number(self.options, "max_retries", MAX_RETRIES, where, whole=True, least=0))
-        self.max_wait_s = float(_number(self.options, "max_wait_s", MAX_WAIT_S, where, whole=False, least=0))
-        self.fail_after = int(_number(self.options, "max_consecutive_failures", FAIL_AFTER, where, whole=True, least=1))
+        self.timeout_s = float(self.number_option("timeout_s", TIMEOUT_S, least=0.1))
+        self.max_retries = int(self.number_option("max_retries", MAX_RETRIES, whole=True))
+        self.max_wait_s = float(self.number_option("max_wait_s", MAX_WAIT_S))
+        self.fail_after = int(self.number_option("max_consecutive_failures", FAIL_AFTER, whole=True, least=1))
         key = os.environ.get(env, "")
         if not key.strip():
             raise ConfigError(
