@@ -1,10 +1,7 @@
-"""The request cache in PostgreSQL (``psycopg``), for many nodes sharing one cache (SQLite's WAL needs
-shared memory, which a network file system lacks).
-
-Tables, keys and claims are the SQLite store's (``core.cache_store``, ``core.cache_sql``), with SQL in
-PostgreSQL's dialect (:data:`POSTGRES_SQL`); writers queue on an advisory lock as SQLite's ``BEGIN
-IMMEDIATE`` queues them. The URL comes from :data:`CACHE_URL_ENV` and may hold a password: everything
-shown names the store with it masked."""
+"""The request cache in PostgreSQL (``psycopg``), for many nodes sharing one cache (SQLite's WAL needs shared
+memory, which a network file system lacks): the SQLite store's tables, keys and claims with SQL in
+PostgreSQL's dialect (:data:`POSTGRES_SQL`), writers queued on an advisory lock. The URL
+(:data:`CACHE_URL_ENV`) may hold a password: messages show it masked."""
 
 from __future__ import annotations
 
@@ -120,9 +117,21 @@ class PostgresRequestCache(SqlStore):
         self._opened_lock = threading.Lock()
         self._beat: _Connection | None = None
         conn = self._conn()
-        have = self._calls_columns(conn)
+        try:  # the ``calls`` table's columns (none: no such table)
+            rows = conn.execute(
+                "SELECT attname FROM pg_attribute WHERE attrelid = to_regclass('calls') AND attnum > 0"
+                " AND NOT attisdropped"
+            ).fetchall()
+        except self._database_errors() as exc:
+            self.close()
+            raise self._damaged(exc, "cannot be read") from exc
+        have = {r[0] for r in rows}
         if readonly:
-            self._check_readonly_store(have)
+            if not have:
+                self.close()
+                raise DataError(self.path, "no request cache here yet (a run creates it with its first model call)")
+            self._refuse_foreign(have)
+            self._columns = have
             return
         if have:  # a database with another program's 'calls' table is never written to
             self._refuse_foreign(have)
@@ -140,25 +149,6 @@ class PostgresRequestCache(SqlStore):
     def open_readonly(cls, url: str, connect_timeout_s: float = CONNECT_TIMEOUT_S) -> PostgresRequestCache:
         """For inspection (``socialbench cache``): read-only sessions, no table created."""
         return cls(url, readonly=True, connect_timeout_s=connect_timeout_s)
-
-    def _calls_columns(self, conn: _Connection) -> set[str]:
-        """The ``calls`` table's columns (none: no such table)."""
-        try:
-            rows = conn.execute(
-                "SELECT attname FROM pg_attribute WHERE attrelid = to_regclass('calls') AND attnum > 0"
-                " AND NOT attisdropped"
-            ).fetchall()
-        except self._database_errors() as exc:
-            self.close()
-            raise self._damaged(exc, "cannot be read") from exc
-        return {r[0] for r in rows}
-
-    def _check_readonly_store(self, have: set[str]) -> None:
-        if not have:
-            self.close()
-            raise DataError(self.path, "no request cache here yet (a run creates it with its first model call)")
-        self._refuse_foreign(have)
-        self._columns = have
 
     _database_name = "a PostgreSQL database"
 
@@ -198,12 +188,6 @@ class PostgresRequestCache(SqlStore):
             conn = self._local.conn = self._connect()
         return conn
 
-    def _heartbeat_conn(self) -> _Connection:
-        """One connection for every heartbeat of the cache's life (not one per thread)."""
-        if self._beat is None:
-            self._beat = self._connect()
-        return self._beat
-
     def close(self) -> None:
         """Close every thread's connection (a shared server has a bounded number)."""
         with self._opened_lock:
@@ -219,9 +203,8 @@ class PostgresRequestCache(SqlStore):
 
         def beat() -> None:
             while not stop.wait(self.heartbeat_s):
-                self._heartbeat_conn().execute(
-                    "UPDATE claims SET claimed_at = %s WHERE owner = %s", (time.time(), self._owner())
-                )
+                self._beat = self._beat or self._connect()  # one for every heartbeat of the cache's life
+                self._beat.execute("UPDATE claims SET claimed_at = %s WHERE owner = %s", (time.time(), self._owner()))
 
         beating = threading.Thread(target=beat, name="cache-claims-heartbeat", daemon=True)
         beating.start()

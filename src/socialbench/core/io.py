@@ -7,6 +7,7 @@ tags, dates, sets and non-string keys. Each problem is one line naming file, lin
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -60,10 +61,8 @@ def write_bytes_atomic(path: str | Path, data: bytes) -> None:
             fh.write(data)
         os.replace(tmp, path)
     except BaseException as exc:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         if is_disk_full(exc):
             raise DiskFull(path) from exc
         raise
@@ -268,10 +267,7 @@ def read_jsonl_lines(path: str | Path) -> list[JsonLine]:
             continue
         p = parse_json(line)
         if p.problem is not None:
-            if p.problem.startswith("not valid JSON"):
-                problem = f"line {n} is {p.problem}"
-            else:
-                problem = f"line {n}: {p.problem}"
+            problem = f"line {n} is {p.problem}" if p.problem.startswith("not valid JSON") else f"line {n}: {p.problem}"
             out.append(JsonLine(n, line, None, one_line(problem), p.field))
         elif not isinstance(p.value, dict):
             out.append(JsonLine(n, line, None, f"line {n} is not a JSON object"))

@@ -1,13 +1,8 @@
-"""Where a command may write and what it may read, checked before it reads anything.
-
-* :func:`check_io`: no output is, holds or lies inside an input (links and ``..`` included), and every
-  output can be created; where an output lies is otherwise the user's choice.
-* :func:`resolve_inside` / :class:`MediaRoots`: paths named inside data stay inside their root.
-* :func:`special_file` / :func:`refuse_special`: FIFOs, devices and sockets, found without opening them.
-* :func:`remove_inside` / :func:`move_inside`: deletion and archiving only inside a root.
-* :class:`DiskFull`: no space left where a file is written (the writers of :mod:`socialbench.core.io`).
-
-Pure checks on paths; the only I/O is looking at what exists (``stat``, ``resolve``)."""
+"""Where a command may write and what it may read, checked before it reads anything (the only I/O is
+``stat`` and ``resolve``): :func:`check_io` (no output is, holds or lies inside an input, and every output
+can be created), :func:`resolve_inside` / :class:`MediaRoots` (paths named in data stay inside their root),
+:func:`refuse_special` (FIFOs, devices, sockets, found without opening them), :func:`remove_inside` /
+:func:`move_inside` (only inside a root), :class:`DiskFull` (no space left where a file is written)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,8 @@
 """What a run will cost before it is made (``socialbench plan``): calls, cached calls, tokens, USD and wall
-time per (benchmark, model, run); docs/plan.md says how each is estimated.
-
-Each instance is replayed from the request cache as a resumed run would be (so a finished run plans 0
-new calls); from the first round not stored, :meth:`Method.call_bounds` bounds the rest. New calls'
-tokens are estimated (a tokenizer or chars/4, plus :func:`image_tokens`) and, once the run has stored
-calls, scaled by them. Pure: the stage passes a lookup (request -> stored (key, response) or None) and
-a token counter."""
+time per (benchmark, model, run); docs/plan.md says how each is estimated. Each instance is replayed from
+the request cache as a resumed run would be (a finished run plans 0 new calls); :meth:`Method.call_bounds`
+bounds the rest. Pure: the stage passes a lookup (request -> stored (key, response) or None) and a token
+counter (a tokenizer or chars/4, plus :func:`image_tokens`; scaled by the run's stored calls)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,7 @@
-"""The one registry type behind every plug-in kind: backends, retrievers, benchmarks and their methods,
-raw sources and the ``socialbench`` commands.
-
-A :class:`Registry` maps a name to a class (or an object that is an instance of its base): registered
-directly, or an :data:`Entry` ``(module, class, extra)`` imported on first use (one provider's optional
-dependency never burdens another; a failed import names the extra). *Sources* (callables giving
-``{name: Entry}``) are asked on a miss: benchmarks contribute backends, and packages and method modules
-are found on disk, this way."""
+"""The one registry type behind every plug-in kind (backends, retrievers, benchmarks, methods, raw sources,
+commands): a :class:`Registry` maps a name to a class (or an instance of its base), registered directly or
+as an :data:`Entry` ``(module, class, extra)`` imported on first use, so one provider's optional dependency
+never burdens another. *Sources* (callables giving ``{name: Entry}``) are asked on a miss."""
 
 from __future__ import annotations
 

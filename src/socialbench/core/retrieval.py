@@ -1,9 +1,8 @@
-"""The retriever plug-in kind: a registry of :class:`Retriever` subclasses (``search(query, k) ->
-[Passage]``), providers in ``socialbench.retrievers`` imported only when used.
+"""The retriever plug-in kind: a registry of :class:`Retriever` subclasses (``search(query, k) -> [Passage]``),
+providers in ``socialbench.retrievers`` imported only when used.
 
-Every search goes through the request cache (:func:`cached_search`), keyed by the retriever's identity
-(name, hashes of settings and corpus), query and ``k``, so a resumed run repeats no lookup; secrets stay
-in the environment, never in identity or cache. A failed search is the instance's error
+Every search goes through the request cache (:func:`cached_search`), keyed by the retriever's identity (no
+secrets), query and ``k``, so a resumed run repeats no lookup. A failed search is the instance's error
 (:class:`RetrievalError`); a service that cannot be used stops the run (:class:`SearchesStopped`) after
 ``Retriever.fail_after`` failures in a row, or when it asks for a longer wait than params allow."""
 

@@ -1,8 +1,6 @@
 """The generic multi-round runner: method rounds -> request cache -> backend -> traces and records.
-
-Round k of every instance in flight goes out together (``complete_many``, bounded by concurrency).
-Every call is stored on arrival, so a killed run resumes by replaying finished rounds from the cache
-and repeats only the calls that were in flight."""
+Round k of every instance in flight goes out together; every call is stored on arrival, so a killed run
+resumes by replaying finished rounds from the cache."""
 
 from __future__ import annotations
 

@@ -1,10 +1,7 @@
 """A reproducible, stratified sample of a benchmark's instances (params ``<benchmark>.subset``), to check a
-model, prompt or cost before the full run.
-
-Each stratum (``Benchmark.subset_stratum``) gets ``n * size / total`` instances rounded down, the rest
-going to the largest remainders (ties: the name); within it, the smallest ``sha256("<seed>:<id>")``
-are taken. The choice never depends on the file's order, and requests are the full run's own, so the
-full run afterwards finds the subset's calls in the cache. Pure."""
+model, prompt or cost before the full run. Each stratum gets ``n * size / total`` instances rounded down,
+the rest going to the largest remainders (ties: the name); within it, the smallest ``sha256("<seed>:<id>")``
+are taken, whatever the file's order. Requests are the full run's own, so it finds their calls cached. Pure."""
 
 from __future__ import annotations
 

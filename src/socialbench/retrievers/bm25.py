@@ -1,17 +1,12 @@
 """``bm25``: an offline BM25 retriever over a local corpus folder (``bm25s``, extra ``retrieval``).
 
-The corpus is every ``.txt``, ``.md`` and ``.jsonl`` file under ``options.corpus``, in relative-path
-order. Only regular files inside the folder are read: a link out of it, or a FIFO, device or socket, is
-an error naming it before anything is read (another file's text, a secret perhaps, would reach prompts
-and the cache). Files are UTF-8 (else an error naming file and byte offset). Text and Markdown split
-into passages at blank lines, a lone ``# Title`` block titling those after it; JSON lines hold
-``{"text"[, "id", "title", "source"]}``. Ids are ``<relative path>#<n or id>``.
-
-Fixed settings (lower-cased words of 2+ characters, English stop words out, no stemming, Lucene's BM25)
-make the same corpus give the same index; ties are broken by passage id. A passage over
-:data:`MAX_PASSAGE_CHARS` is split at word boundaries (``<id>~1``, ...), logged, and the limit joins
-the identity, so searches cached under another limit are not reused.
-"""
+The corpus is every ``.txt``, ``.md`` and ``.jsonl`` file under ``options.corpus``, by relative path; a link
+out of the folder, or a FIFO, device or socket, is an error before anything is read (another file's text
+would reach prompts and the cache). Text and Markdown split into passages at blank lines, a lone ``# Title``
+block titling those after it; JSON lines hold ``{"text"[, "id", "title", "source"]}``; ids are
+``<relative path>#<n or id>``. Fixed settings make the same corpus give the same index; ties are broken by
+passage id. A passage over :data:`MAX_PASSAGE_CHARS` is split (``<id>~1``, ...), logged, and the limit joins
+the identity, so searches cached under another limit are not reused."""
 
 from __future__ import annotations
 

@@ -1,13 +1,10 @@
-"""``web``: a web-search client for the Brave Search API (``GET /res/v1/web/search``), standard library only.
+"""``web``: a Brave Search API client (``GET /res/v1/web/search``), standard library only.
 
-The key comes from the environment (``options.api_key_env``, default ``BRAVE_SEARCH_API_KEY``; missing:
-a ConfigError before any call), goes only in ``X-Subscription-Token`` to ``options.base_url``'s host
-(redirects are not followed), and is no part of the identity, cache or messages. The Brave key goes
-only to the Brave API (:data:`KEY_HOSTS`) unless params name a variable for another host
-(docs/security.md, "Secrets"). Options are checked when params load (``web.options.json``); a
-``Retry-After`` over ``max_wait_s`` stops the run at once, naming the host (the quota is spent).
-A web search is not deterministic: the request cache keeps each answer, so a rerun replays it.
-"""
+The key comes from the environment (``options.api_key_env``, default ``BRAVE_SEARCH_API_KEY``; missing: a
+ConfigError before any call), goes only in ``X-Subscription-Token`` to the Brave API (:data:`KEY_HOSTS`) or a
+host params name a variable for (docs/security.md, "Secrets"), never through a redirect, and is no part of the
+identity, cache or messages. A ``Retry-After`` over ``max_wait_s`` stops the run (the quota is spent). The
+request cache keeps each answer, so a rerun replays it."""
 
 from __future__ import annotations
 
