@@ -112,20 +112,9 @@ def register(name: str, module: str, cls_name: str, extra: str | None = None) ->
     RETRIEVERS.add(name, module, cls_name, extra)
 
 
-def available_retrievers() -> list[str]:
-    return RETRIEVERS.names()
-
-
-def retriever_options_schema(name: str) -> dict[str, Any] | None:
-    """The JSON schema of retriever ``name``'s options (None: undeclared), read without importing it."""
-    return RETRIEVERS.options_schema(name)
-
-
 def get_retriever_class(name: str, where: str = "retrieval.retriever") -> type[Retriever]:
     if name not in RETRIEVERS:
-        raise ConfigError(
-            f"{where}: unknown retriever {name!r}; available: {', '.join([NONE, *available_retrievers()])}"
-        )
+        raise ConfigError(f"{where}: unknown retriever {name!r}; available: {', '.join([NONE, *RETRIEVERS.names()])}")
     try:
         return RETRIEVERS.get(name)
     except ConfigError as exc:

@@ -77,11 +77,13 @@ def retry_after_s(value: str | None, now: float | None = None) -> float | None:
 
 
 def _error_detail(raw: bytes) -> str:
+    """``": <the API's detail>"`` of an error answer, or ""."""
     try:
         err = json.loads(raw.decode("utf-8")).get("error") or {}
-        return str(err.get("detail") or err.get("code") or "")[:200]
+        detail = str(err.get("detail") or err.get("code") or "")[:200]
     except (ValueError, AttributeError, UnicodeDecodeError):
         return ""
+    return f": {detail}" if detail else ""
 
 
 class BraveSearchRetriever(Retriever):
@@ -142,10 +144,8 @@ class BraveSearchRetriever(Retriever):
     def search(self, query: str, k: int) -> list[Passage]:
         if k < 1 or not query.strip():
             return []
-        url = self._url(query, k)
-        request = urllib.request.Request(
-            url, headers={"Accept": "application/json", "X-Subscription-Token": self._key}, method="GET"
-        )
+        headers = {"Accept": "application/json", "X-Subscription-Token": self._key}
+        request = urllib.request.Request(self._url(query, k), headers=headers, method="GET")
         if urllib.parse.urlsplit(request.full_url).hostname != self.host:  # pragma: no cover (defensive)
             raise RetrievalError(f"web search: refusing to send the key to another host than {self.host}")
         for attempt in range(self.max_retries + 1):
@@ -159,9 +159,7 @@ class BraveSearchRetriever(Retriever):
                 detail = _error_detail(exc.read() or b"")
                 if exc.code in (401, 403):
                     raise ConfigError(
-                        f"{self.where}: the Brave Search API key was refused by {self.host} (HTTP {exc.code}"
-                        + (f": {detail}" if detail else "")
-                        + ")"
+                        f"{self.where}: the Brave Search API key was refused by {self.host} (HTTP {exc.code}{detail})"
                     ) from None
                 if 300 <= exc.code < 400:
                     raise RetrievalError(
@@ -178,9 +176,7 @@ class BraveSearchRetriever(Retriever):
                         " the request cache), or raise max_wait_s to wait inside the run"
                     ) from None
                 if exc.code != 429 and exc.code < 500 or attempt == self.max_retries:
-                    raise RetrievalError(
-                        f"web search: HTTP {exc.code} from {self.host}" + (f": {detail}" if detail else "")
-                    ) from None
+                    raise RetrievalError(f"web search: HTTP {exc.code} from {self.host}{detail}") from None
                 if after is not None:
                     wait = after
             except (urllib.error.URLError, TimeoutError, OSError) as exc:
