@@ -143,23 +143,11 @@ class SqlStore(CacheStore):
             return
         if self.readonly:
             raise RuntimeError(f"{self.path}: the request cache was opened read-only")
+        parts = canonical_json(key_parts(identity, request))
+        call = (key, str(identity.get("backend")), model, request.request_id, parts)
+        usage = (response.input_tokens, response.output_tokens, response.latency_s)
         with self._write(key) as conn:
-            conn.execute(
-                self.sql.put_call,
-                (
-                    key,
-                    str(identity.get("backend")),
-                    model,
-                    request.request_id,
-                    canonical_json(key_parts(identity, request)),
-                    response.text,
-                    response.input_tokens,
-                    response.output_tokens,
-                    response.latency_s,
-                    time.time(),
-                    response.finish_reason,
-                ),
-            )
+            conn.execute(self.sql.put_call, (*call, response.text, *usage, time.time(), response.finish_reason))
             conn.execute(self.sql.drop_claim, (key, self._owner()))
 
     def put_record(

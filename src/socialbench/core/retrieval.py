@@ -178,12 +178,7 @@ def cached_search(retriever: Retriever, query: str, k: int, cache: RequestCache 
     retriever.failures_in_a_row = 0
     if cache is not None:
         text = json.dumps([p.as_dict() for p in passages], ensure_ascii=False, sort_keys=True)
-        cache.put_record(
-            key,
-            search_key_parts(identity, query, k),
-            text,
-            backend=f"retriever:{retriever.name}",
-            model=f"retriever:{retriever.name}",
-            request_id=f"search/{retriever.name}",
-        )
+        who = f"retriever:{retriever.name}"
+        parts = search_key_parts(identity, query, k)
+        cache.put_record(key, parts, text, backend=who, model=who, request_id=f"search/{retriever.name}")
     return SearchResult(query, k, passages, key, False)

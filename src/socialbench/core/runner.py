@@ -137,15 +137,9 @@ def run_requests(
 ) -> tuple[list[Response], list[str]]:
     """(responses, cache keys): hits from the cache, misses through the backend, stored on arrival. A miss
     another process is calling now is waited for (:meth:`RequestCache.share_calls`) and counts as a hit."""
-    responses: list[Response | None] = [None] * len(requests)
     keys = [cache_key(identity, r) for r in requests]
-    todo = []
-    for i, key in enumerate(keys):
-        hit = cache.get(key)
-        if hit is not None:
-            responses[i] = hit
-        else:
-            todo.append(i)
+    responses: list[Response | None] = [cache.get(key) for key in keys]
+    todo = [i for i, hit in enumerate(responses) if hit is None]
     stats.requests += len(requests)
     stats.cache_hits += len(requests) - len(todo)
     stats.cache_misses += len(todo)
@@ -218,8 +212,7 @@ def _account(
         stats.errors += 1
         if len(stats.error_examples) < 5:
             stats.error_examples.setdefault(instance_id, resp.error)
-    if resp.truncated:
-        stats.truncated += 1
+    stats.truncated += resp.truncated
     stats.input_tokens += resp.input_tokens
     stats.output_tokens += resp.output_tokens
     stats.latency_s += 0.0 if resp.cached else resp.latency_s

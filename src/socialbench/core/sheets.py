@@ -58,23 +58,20 @@ def csv_rows(
         )
     rows = []
     start = reader.line_num + 1
-    while True:
-        try:
-            fields = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as exc:
-            raise DataError(source, f"malformed row: {exc}", record=f"line {start}") from None
-        line, start = start, reader.line_num + 1
-        if not fields or all(not f.strip() for f in fields):
-            continue
-        if len(fields) > len(header) or (exact and len(fields) != len(header)):
-            raise DataError(
-                source,
-                f"expected {len(header)} fields ({delimiter!r}-separated), got {len(fields)}",
-                record=f"line {line}",
-            )
-        rows.append((line, dict(zip(header, fields + [""] * (len(header) - len(fields))))))
+    try:
+        for fields in reader:
+            line, start = start, reader.line_num + 1
+            if not fields or all(not f.strip() for f in fields):
+                continue
+            if len(fields) > len(header) or (exact and len(fields) != len(header)):
+                raise DataError(
+                    source,
+                    f"expected {len(header)} fields ({delimiter!r}-separated), got {len(fields)}",
+                    record=f"line {line}",
+                )
+            rows.append((line, dict(zip(header, fields + [""] * (len(header) - len(fields))))))
+    except csv.Error as exc:
+        raise DataError(source, f"malformed row: {exc}", record=f"line {start}") from None
     return header, rows
 
 

@@ -134,14 +134,8 @@ def jsonl_passages(path: Path, rel: str) -> list[Passage]:
         for key in ("id", "title", "source"):
             if key in rec and not (isinstance(rec[key], str) and rec[key].strip()):
                 raise DataError(str(path), "must be a non-empty string or absent", record=where, field=key)
-        out.append(
-            Passage(
-                doc_id=f"{rel}#{rec.get('id', jl.line)}",
-                text=" ".join(rec["text"].split()),
-                title=rec.get("title"),
-                source=rec.get("source", rel),
-            )
-        )
+        text = " ".join(rec["text"].split())
+        out.append(Passage(f"{rel}#{rec.get('id', jl.line)}", text, rec.get("title"), rec.get("source", rel)))
     return out
 
 
