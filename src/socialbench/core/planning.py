@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 from socialbench.core.backend import ImagePart, Request, Response, VideoPart
@@ -97,14 +98,6 @@ class InstancePlan:
     more_max: int = 0
     more_input_each: float = 0.0
     more_output_each: int = 0
-
-    @property
-    def new_min(self) -> int:
-        return self.known + self.more_min
-
-    @property
-    def new_max(self) -> int:
-        return self.known + self.more_max
 
 
 def plan_instance(
@@ -219,8 +212,8 @@ def run_plan(
     cached_in = sum(p.cached_input for p in plans)
     cached_out = sum(p.cached_output for p in plans)
     cached_est = sum(p.cached_estimate for p in plans)
-    new_min = sum(p.new_min for p in plans)
-    new_max = sum(p.new_max for p in plans)
+    new_min = sum(p.known + p.more_min for p in plans)
+    new_max = sum(p.known + p.more_max for p in plans)
     known_in = sum(p.known_input for p in plans)
     if cached:
         # calibrated by the run's stored calls: built requests scaled by stored / estimated tokens,
@@ -297,30 +290,13 @@ def _over(what: str, calls: int, cost: float | None, max_calls: int | None, max_
     return out
 
 
-@dataclass
-class Totals:
-    runs: int
-    calls_min: int
-    calls_max: int
-    cached: int
-    new_calls_min: int
-    new_calls_max: int
-    input_tokens: int
-    output_tokens: int
-    cost_usd: float | None
-    cost_unknown_runs: int
-    wall_s: float | None
-    wall_unknown_runs: int
-
-
-def totals(rows: Sequence[RunPlan]) -> Totals:
+def totals(rows: Sequence[RunPlan]) -> SimpleNamespace:
     """Every row summed; cost and wall time over the rows that know theirs (counting those that do not). Wall
     time adds up: an upper bound, as jobs may run side by side."""
     costs = [r.cost_usd for r in rows if r.cost_usd is not None]
     walls = [r.wall_s for r in rows if r.wall_s is not None]
     summed = ("calls_min", "calls_max", "cached", "new_calls_min", "new_calls_max", "input_tokens", "output_tokens")
-    return Totals(
-        runs=len(rows),
+    return SimpleNamespace(
         **{f: sum(getattr(r, f) for r in rows) for f in summed},
         cost_usd=round(sum(costs), 6) if costs else None,
         cost_unknown_runs=len(rows) - len(costs),
