@@ -99,6 +99,14 @@ class InstancePlan:
     more_input_each: float = 0.0
     more_output_each: int = 0
 
+    @property
+    def new_min(self) -> int:
+        return self.known + self.more_min
+
+    @property
+    def new_max(self) -> int:
+        return self.known + self.more_max
+
 
 def plan_instance(
     method: Method,
@@ -212,8 +220,8 @@ def run_plan(
     cached_in = sum(p.cached_input for p in plans)
     cached_out = sum(p.cached_output for p in plans)
     cached_est = sum(p.cached_estimate for p in plans)
-    new_min = sum(p.known + p.more_min for p in plans)
-    new_max = sum(p.known + p.more_max for p in plans)
+    new_min = sum(p.new_min for p in plans)
+    new_max = sum(p.new_max for p in plans)
     known_in = sum(p.known_input for p in plans)
     if cached:
         # calibrated by the run's stored calls: built requests scaled by stored / estimated tokens,
