@@ -115,8 +115,7 @@ class Method(abc.ABC):
         return ()
 
     def call_bounds(self, instance: dict[str, Any], first: Sequence[Request]) -> tuple[int, int]:
-        """The fewest and most calls an instance makes when calls succeed (``socialbench plan``).
-        Default: the first round only; multi-round methods say their maximum."""
+        """The fewest and most calls an instance makes when calls succeed (``socialbench plan``); default: one round."""
         return len(first), len(first)
 
     #: The trace viewer's label for filtering by :meth:`trace_section` tags.
@@ -317,13 +316,11 @@ class Benchmark(abc.ABC):
         benchmark extends it. Models in ``robustness.models`` are checked in core.config."""
         known = self.method_names()
         ablations = section.get("ablations") or {}
-        problems = []
-        for name in ablations:
-            if ORDER_NAME.match(name):
-                problems.append(
-                    f"ablations.{name}: {ORDER_PREFIX}<k> names the option orders of robustness runs;"
-                    " rename the ablation"
-                )
+        problems = [
+            f"ablations.{name}: {ORDER_PREFIX}<k> names the option orders of robustness runs; rename the ablation"
+            for name in ablations
+            if ORDER_NAME.match(name)
+        ]
         for i, run in enumerate(section.get("methods") or []):
             try:
                 rn = RunName.parse(run)

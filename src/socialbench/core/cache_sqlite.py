@@ -23,6 +23,7 @@ from socialbench.core.paths import refuse_special
 
 SQLITE_TYPES = {"text": "TEXT", "int": "INTEGER", "real": "REAL"}
 _TYPEOF_NAMES = {"text": "'text'", "int": "'integer'", "real": "'real', 'integer'"}
+_KINDS = {name: kind for name, kind, _ in CALLS_FIRST}
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 _CALL_COLUMNS = (
@@ -174,9 +175,7 @@ class RequestCache(SqlStore):
             row = self._conn().execute(sql).fetchone()
         if row is not None:
             key, name, found = row
-            expected = (
-                "a number" if name in ("latency_s", "created_at") else "an integer" if "tokens" in name else "text"
-            )
+            expected = {"text": "text", "int": "an integer", "real": "a number"}[_KINDS[name]]
             found = "a BLOB" if found == "blob" else found
             raise damaged_entry(str(self.path), key, name, f"holds {found} where the request cache keeps {expected}")
         self._records_checked = True

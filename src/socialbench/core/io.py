@@ -400,11 +400,6 @@ def _yaml_error(source: str, problem: str, error: type[Exception]) -> Exception:
     return error(source, message) if issubclass(error, DataError) else error(f"{source}: {message}")
 
 
-def _line_col(text: str, position: int) -> tuple[int, int]:
-    line = text.count("\n", 0, position) + 1
-    return line, position - (text.rfind("\n", 0, position) + 1) + 1
-
-
 def load_yaml(data: bytes | str, source: str, *, error: type[Exception] = ConfigError) -> Any:
     """One YAML document strictly (empty: None); a problem raises ``error`` (ConfigError for params,
     DataError for data) as ``<source>: not valid YAML: line 3, column 1: <problem>``."""
@@ -430,12 +425,9 @@ def load_yaml(data: bytes | str, source: str, *, error: type[Exception] = Config
         where = f"line {m.line + 1}, column {m.column + 1}: " if m is not None else ""
         raise _yaml_error(source, f"not valid YAML: {where}{what}{context}", error) from None
     except yaml.reader.ReaderError as exc:
-        line, col = _line_col(text, exc.position)
-        raise _yaml_error(
-            source,
-            f"not valid YAML: line {line}, column {col}: the character #x{exc.character:04x} is not allowed in YAML",
-            error,
-        ) from None
+        line, col = text.count("\n", 0, exc.position) + 1, exc.position - text.rfind("\n", 0, exc.position)
+        problem = f"line {line}, column {col}: the character #x{exc.character:04x} is not allowed in YAML"
+        raise _yaml_error(source, f"not valid YAML: {problem}", error) from None
     except yaml.YAMLError as exc:
         raise _yaml_error(source, f"not valid YAML: {exc}", error) from None
     except RecursionError:
