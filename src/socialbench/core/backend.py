@@ -134,12 +134,10 @@ class Decoding:
 
 @dataclass(frozen=True)
 class Request:
-    """A fully rendered model call.
-
-    ``task`` is the structured view for backends that do not read prose (baselines): ``choices``
-    ``[{"field", "options": [{"value", "text", "key"?}], "distinct_from"?}]`` (no ``choices``: free text),
-    ``query`` and ``prior_group``; it is in the cache key. ``shown`` is what the benchmark reads the answer
-    against (e.g. slot maps): never sent, not in the key (the messages show it)."""
+    """A fully rendered model call. ``task``, in the cache key, is the structured view for backends that do not
+    read prose (baselines): ``choices`` ``[{"field", "options": [{"value", "text", "key"?}], "distinct_from"?}]``
+    (none: free text), ``query`` and ``prior_group``. ``shown`` is what the benchmark reads the answer against
+    (e.g. slot maps): never sent, not in the key (the messages show it)."""
 
     request_id: str  # "<instance id>/<method>/<stage>", unique within a run
     messages: tuple[Message, ...]

@@ -539,7 +539,6 @@ def pair_excluded(params: Mapping[str, Any], benchmark: str, model: str, run: st
     return None if entry is None else excluded(entry, benchmark, run, run_needs(params, benchmark, run))
 
 
-#: Method registries, one per benchmark package.
 _METHODS: dict[str, Registry[Method]] = {}
 
 

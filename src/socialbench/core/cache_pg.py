@@ -98,11 +98,9 @@ class _Connection:
 
 
 class PostgresRequestCache(SqlStore):
-    """The request cache in a PostgreSQL database (``postgresql://user:password@host:port/db``); the
-    database and user must exist, the tables are created on first use.
-
-    Nodes cannot see each other's processes, so a claim lives by its heartbeat: renewed every
-    :attr:`heartbeat_s` while calling, taken over by another node after :attr:`claim_ttl_s`."""
+    """The request cache in an existing PostgreSQL database (``postgresql://user:password@host:port/db``), tables
+    created on first use. Nodes cannot see each other's processes, so a claim lives by its heartbeat: renewed
+    every :attr:`heartbeat_s` while calling, taken over by another node after :attr:`claim_ttl_s`."""
 
     sql = POSTGRES_SQL
     claim_ttl_s = 300.0

@@ -60,7 +60,6 @@ class Statements:
 class SqlStore(CacheStore):
     """A request cache in an SQL database: a connection per thread, queued writes, shared claims."""
 
-    #: The store's SQL (its own dialect).
     sql: ClassVar[Statements]
     #: Another host's claim is taken over when older than this (its process cannot be asked).
     claim_ttl_s = CLAIM_TTL_S
@@ -247,11 +246,9 @@ class SqlStore(CacheStore):
         on_shared: Callable[[int, Response], None],
         poll_s: float = CLAIM_POLL_S,
     ) -> None:
-        """Make the calls for ``keys`` once across every process using this cache.
-
-        ``call(indices)`` makes the calls claimed here (each stored with :meth:`put`); keys a live process claimed
-        are waited for and passed to ``on_shared(index, response)``; dead claims are taken over. Claims still held
-        on return or raise are released."""
+        """Make the calls for ``keys`` once across every process using this cache: ``call(indices)`` makes those
+        claimed here (each stored with :meth:`put`), keys a live process claimed are waited for and passed to
+        ``on_shared(index, response)``, dead claims taken over; claims still held at the end are released."""
         pending = list(range(len(keys)))
         waited_on: set[str] = set()
         try:

@@ -30,7 +30,6 @@ _CALL_COLUMNS = (
     "key, backend, model, request_id, key_parts, text, input_tokens, output_tokens, latency_s, created_at,"
     " finish_reason"
 )
-#: The store's SQL (SQLite's dialect).
 SQLITE_SQL = Statements(
     get="SELECT text, input_tokens, output_tokens, latency_s, {finish} FROM calls WHERE key = ?",
     count_hit="UPDATE calls SET hit_count = hit_count + 1, last_hit_at = ? WHERE key = ?",

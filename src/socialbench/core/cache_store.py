@@ -1,7 +1,6 @@
-"""The request cache's contract: its tables, keys, claims of calls in flight, and :class:`CacheStore`,
-which the SQLite and PostgreSQL stores implement. Nothing here opens a database: the schema is declared
-once in a neutral dialect (:func:`schema_statements`) and stored records are checked against it, so a
-damaged or foreign table is an error naming store, record and field."""
+"""The request cache's contract: tables, keys, claims of calls in flight, and :class:`CacheStore`, which the
+SQLite and PostgreSQL stores implement. Nothing here opens a database: the schema is declared once in a neutral
+dialect (:func:`schema_statements`), and a damaged or foreign table is an error naming store, record and field."""
 
 from __future__ import annotations
 

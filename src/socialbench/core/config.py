@@ -104,10 +104,8 @@ def _error_paths(err: jsonschema.ValidationError) -> list[list[Any]]:
 def validate_params(
     params: dict[str, Any] | None, source: str = "params.yaml", origins: Sequence[tuple[str, Any]] | None = None
 ) -> dict[str, Any]:
-    """A validated copy of ``params`` with defaults filled; a ConfigError naming every problem.
-
-    ``origins``: the labelled raw mappings ``params`` was merged from, so each problem names the one that
-    set its key. An option holding a secret (:func:`secret_fields`) is refused, naming the field, never the value."""
+    """A validated copy of ``params`` with defaults filled; a ConfigError naming every problem (and, given
+    ``origins``, the labelled raw mapping that set its key). A secret in an option is named, never shown."""
     origins = list(origins or [])
 
     def where(paths: Sequence[Sequence[Any]]) -> str:

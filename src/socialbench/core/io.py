@@ -1,9 +1,7 @@
-"""File I/O shared by every stage: strict readers for JSON (lines) and YAML, and atomic writes (no half
-or temporary file survives a kill or a full disk; sorted keys, so equal content gives equal bytes).
-
-Strict: NaN/Infinity, non-finite or overlong numbers, duplicate keys, nesting deeper than
-:data:`MAX_DEPTH` and lone surrogates are refused; in YAML also aliases (billion laughs), non-plain
-tags, dates, sets and non-string keys. Each problem is one line naming file, line or record, and field."""
+"""File I/O shared by every stage: strict readers for JSON (lines) and YAML, and atomic writes (no half or
+temporary file survives a kill or a full disk; sorted keys, so equal content gives equal bytes). Strict: NaN,
+overlong numbers, duplicate keys, nesting deeper than :data:`MAX_DEPTH` and lone surrogates are refused; in YAML
+also aliases, non-plain tags, dates, sets and non-string keys. Each problem names file, line or record, and field."""
 
 from __future__ import annotations
 
@@ -27,7 +25,6 @@ from socialbench.core.secrets import redact_text
 
 #: Deepest nesting a record or config may have (real ones use 3-4 levels).
 MAX_DEPTH = 64
-#: Longest error message shown.
 MESSAGE_LIMIT = 600
 _QUOTE_LIMIT = 60
 #: Python refuses longer integers (sys.get_int_max_str_digits); we name it.

@@ -54,7 +54,6 @@ class Retriever(abc.ABC):
     """Base class of all retrievers; subclasses implement :meth:`search`. ``options``: its params
     settings (a ConfigError names ``where``), never secrets."""
 
-    #: The registered name.
     name: ClassVar[str] = ""
     #: Failed searches in a row that stop the run; a provider may take it from its options.
     fail_after: int = 5

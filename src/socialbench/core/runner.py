@@ -310,13 +310,11 @@ def run_method(
     trace_pointer: str | None = None,
     media_roots: MediaRoots | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], RunStats]:
-    """(prediction records, traces, run accounting), records and traces sorted by id.
-
-    The first round is built before the backend starts: a bad instance (a DataError naming ``source``,
-    record and field) or a part the backend cannot take stops the run before any model loads or call.
-    ``backend``: None creates and closes one; a Backend or a function of the context is the caller's to
-    close (methods share a loaded model). ``trace_pointer``: the trace file records point at.
-    ``media_roots``: where media may lie (elsewhere: a DataError before anything is sent)."""
+    """(prediction records, traces, run accounting), records and traces sorted by id. The first round is built
+    before the backend starts: a bad instance (a DataError naming ``source``, record and field), media outside
+    ``media_roots`` or a part the backend cannot take stops the run before any model loads. ``backend``: None
+    creates and closes one; a Backend, or a function of the context, is the caller's to close (methods share a
+    loaded model). ``trace_pointer``: the trace file records point at."""
     start = time.perf_counter()
     stats = RunStats()
     n = len(instances)

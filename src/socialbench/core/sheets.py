@@ -1,9 +1,6 @@
-"""Sheets (CSV/TSV that people fill in or sources ship): the one reader every import uses, refusing the
-same mistakes the same way, naming file, line (where the row starts) and column.
-
-* :func:`csv_rows`: a header (no column twice), then rows of the header's width.
-* :func:`distinct_sheets`: one file given in two roles (agreement on it would be meaningless).
-* :func:`rows_match`: the rows are exactly the items the sheet was exported for."""
+"""Sheets (CSV/TSV that people fill in or sources ship): the one reader every import uses, naming file, line
+(where the row starts) and column: :func:`csv_rows` (a header, no column twice, then rows of its width),
+:func:`distinct_sheets` (no file in two roles), :func:`rows_match` (exactly the items exported)."""
 
 from __future__ import annotations
 
