@@ -37,9 +37,7 @@ class ImagePart:
     def key(self) -> dict[str, Any]:
         # The path is not part of the key: the same bytes elsewhere are the same input.
         key = {"image_sha256": self.sha256, "timestamp": self.timestamp}
-        if self.view is not None:
-            key["view"] = self.view
-        return key
+        return key if self.view is None else key | {"view": self.view}
 
 
 @dataclass(frozen=True)
@@ -118,18 +116,15 @@ class Decoding:
 
     def key(self) -> dict[str, Any]:
         key = {"max_tokens": self.max_tokens, "temperature": self.temperature, "json_schema": self.json_schema}
-        key.update(
-            _keyed(
-                {
-                    "top_p": self.top_p,
-                    "stop": list(self.stop),
-                    "seed": self.seed,
-                    "sample": self.sample or None,
-                    "json_object": self.json_object or None,
-                }
-            )
+        return key | _keyed(
+            {
+                "top_p": self.top_p,
+                "stop": list(self.stop),
+                "seed": self.seed,
+                "sample": self.sample or None,
+                "json_object": self.json_object or None,
+            }
         )
-        return key
 
 
 @dataclass(frozen=True)

@@ -45,8 +45,7 @@ class Exchange:
 
 @dataclass
 class Final:
-    """One instance's answer: ``fields`` for the prediction record, ``error`` when none was reached (scored
-    invalid), ``trace`` kept beside the calls."""
+    """One instance's answer: ``fields`` for its prediction record, ``error`` if none (scored invalid), ``trace``."""
 
     fields: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
@@ -69,8 +68,7 @@ FREE_TEXT = "free_text"
 
 
 class Method(abc.ABC):
-    """Base class of all methods; subclasses implement :meth:`step`. Deterministic given the instance and
-    responses: a resumed run replays rounds from the cache."""
+    """Base class of all methods (:meth:`step`); deterministic given instance and responses (a resume replays)."""
 
     #: The run's name: the module name (set by the registry), or a variant run's name on an instance.
     name: str = ""
@@ -97,8 +95,7 @@ class Method(abc.ABC):
 
     @abc.abstractmethod
     def step(self, instance: dict[str, Any], rounds: Sequence[Sequence[Exchange]]) -> list[Request] | Final:
-        """The next round's requests given the rounds so far, or the :class:`Final` answer; an instance
-        that cannot become a request is an :class:`InstanceInputError`."""
+        """The next round's requests, or the :class:`Final` answer; a bad instance is an :class:`InstanceInputError`."""
 
     #: Benchmark-wide params blocks a run reads besides its ``method_options`` (e.g. ``retrieval``).
     reads: ClassVar[frozenset[str]] = frozenset()
@@ -254,8 +251,7 @@ class Benchmark(abc.ABC):
         """Validated instances from a JSON-lines file (a DataError naming file, record and field)."""
 
     def dev_answers(self, dev_instances: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """``[{"group", "answers": {field: value}}]`` of the dev split: fields the prior baseline
-        answers by majority within each group."""
+        """``[{"group", "answers": {field: value}}]``: the dev split's majority answers (the prior baseline)."""
         return []
 
     # ---- methods ------------------------------------------------------------------------------
@@ -303,8 +299,7 @@ class Benchmark(abc.ABC):
         return settings
 
     def settings_keys(self, section: dict[str, Any], run: str) -> list[str]:
-        """The params keys :meth:`method_settings` reads for ``run``: its inference stage's params
-        (rules/infer.smk), so editing one method's settings reruns only its runs."""
+        """The params keys :meth:`method_settings` reads for ``run`` (its infer stage's params, rules/infer.smk)."""
         return [kind if kind == "robustness" else f"{kind}.{name}" for kind, name in settings_sources(run)]
 
     def run_needs(self, section: dict[str, Any], run: str) -> tuple[Need, ...]:
@@ -360,8 +355,7 @@ class Benchmark(abc.ABC):
         return self.method_class(name)(self, spec, seed, settings, run=name)
 
     def template_folder(self, run: str, name: str) -> str:
-        """Where run ``run`` reads template ``name``: a variant's own folder if it has the file,
-        else the method's (an order run reads its run's)."""
+        """Where run ``run`` reads template ``name``: its variant's folder if it has the file, else the method's."""
         rn = RunName.parse(run)
         own = f"templates/{rn.method}/{rn.ablation}"
         if rn.ablation is not None and resources.files(self.package).joinpath(f"{own}/{name}").is_file():
@@ -466,8 +460,7 @@ TRACE_POINTER: ContextVar[str | None] = ContextVar("socialbench_trace_pointer", 
 
 
 def request_pointer(benchmark: str, model: str, method: str, instance_id: str, key: str | None) -> dict[str, Any]:
-    """Where a prediction's answering request is: trace file (None outside a stage), instance id and
-    request-cache key. A pointer keeps predictions small."""
+    """Where a prediction's answering request is: trace file (None outside a stage), instance id, cache key."""
     return {"trace": TRACE_POINTER.get(), "id": instance_id, "key": key}
 
 

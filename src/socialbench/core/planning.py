@@ -125,10 +125,9 @@ def plan_instance(
     estimates: list[int] = []  # of every request built so far (the mean prices calls not yet built)
     budgets: list[int] = []  # their max_tokens
     rounds: list[list[Exchange]] = []
-    missing: list[Request] = []
     while True:
         exchanges = []
-        missing = []
+        missing: list[Request] = []
         for request in out:
             est = counter(request)
             estimates.append(est)
