@@ -77,7 +77,10 @@ class RequestCache(SqlStore):
                 conn = self._conn()
                 for statement in schema_statements(SQLITE_TYPES):
                     conn.execute(statement)
-                _migrate(conn)
+                have = {row[1] for row in conn.execute("PRAGMA table_info(calls)")}  # old files gain added columns
+                for column in CALLS_ADDED:
+                    if column[0] not in have:
+                        conn.execute(f"ALTER TABLE calls ADD COLUMN {column_sql(column, SQLITE_TYPES)}")
             except sqlite3.DatabaseError as exc:
                 self.close()
                 if _is_full(exc):
@@ -187,11 +190,3 @@ class RequestCache(SqlStore):
 
     def _size_bytes(self) -> int:
         return sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
-
-
-def _migrate(conn: sqlite3.Connection) -> None:
-    """Old cache files gain the added columns in place."""
-    have = {row[1] for row in conn.execute("PRAGMA table_info(calls)")}
-    for column in CALLS_ADDED:
-        if column[0] not in have:
-            conn.execute(f"ALTER TABLE calls ADD COLUMN {column_sql(column, SQLITE_TYPES)}")

@@ -171,10 +171,6 @@ _OVERLAP_WHY = {
 }
 
 
-def _overlap_message(target: Path, what: str, how: str, inp: _Input) -> str:
-    return f"{target}: {what} {how} {inp.option} {inp.path}{_OVERLAP_WHY[how]} {_NOTHING}"
-
-
 def check_io(
     inputs: Mapping[str, PathArg],
     outputs: Mapping[str, PathArg],
@@ -214,9 +210,8 @@ def check_io(
                 else:
                     how = _overlap(target, inp)
                 if how is not None:
-                    raise ConfigError(
-                        _overlap_message(target, option if whole else f"{option} (its {target})", how, inp)
-                    )
+                    what = option if whole else f"{option} (its {target})"
+                    raise ConfigError(f"{target}: {what} {how} {inp.option} {inp.path}{_OVERLAP_WHY[how]} {_NOTHING}")
         for other_option, other in outs[:j]:
             if _same(path, other):
                 what = f"{option} twice" if option == other_option else f"{other_option} and {option}"
@@ -247,15 +242,6 @@ def check_io(
 
 
 # ---- paths named inside data ------------------------------------------------------------------------
-def _escape(roots: Sequence[Path], root_real: Path, lexical: Path, real: Path) -> str | None:
-    """How a path leaves its root: lexically (``leads``) or through a symlink; None if it does not."""
-    if not any(within(lexical, r) for r in roots):
-        return "leads"
-    if not within(real, root_real):
-        return "leads through a symlink"
-    return None
-
-
 def resolve_inside(
     root: str | Path,
     name: str | Path,
@@ -274,8 +260,9 @@ def resolve_inside(
     p = Path(text)  # taken as written: data never expands ``~`` or variables
     lexical = Path(os.path.normpath(p if p.is_absolute() else root_real / p))
     real = lexical.resolve() if p.is_absolute() else (root_real / p).resolve()
-    how = _escape((root_real, Path(os.path.abspath(root_path))), root_real, lexical, real)
-    if how is not None:
+    inside = any(within(lexical, r) for r in (root_real, Path(os.path.abspath(root_path))))
+    if not inside or not within(real, root_real):  # leaving it lexically, or through a symlink
+        how = "leads through a symlink" if inside else "leads"
         shown = text if len(text) <= 80 else text[:79] + "…"
         raise DataError(
             source,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from socialbench.core.cache import ReplayMiss
 from socialbench.core.errors import ConfigError, SocialbenchError
-from socialbench.core.hashing import canonical_json, sha256_bytes, sha256_json
+from socialbench.core.hashing import sha256_json
 from socialbench.core.plugins import Registry
 from socialbench.core.runner import current_search_counts
 
@@ -130,10 +130,6 @@ def search_key_parts(identity: dict[str, Any], query: str, k: int) -> dict[str, 
     return {"identity": identity, "query": query, "k": int(k)}
 
 
-def search_key(identity: dict[str, Any], query: str, k: int) -> str:
-    return sha256_bytes(canonical_json(search_key_parts(identity, query, k)).encode("utf-8"))
-
-
 @dataclass
 class SearchResult:
     query: str
@@ -148,7 +144,8 @@ def cached_search(retriever: Retriever, query: str, k: int, cache: RequestCache 
     at once (failures are not stored). Each search is counted; ``fail_after`` failures in a row stop the run."""
     counts = current_search_counts()
     identity = retriever.identity()
-    key = search_key(identity, query, k)
+    parts = search_key_parts(identity, query, k)
+    key = sha256_json(parts)
     if cache is not None:
         hit = cache.get(key)
         if hit is not None and hit.text is not None:
@@ -178,6 +175,5 @@ def cached_search(retriever: Retriever, query: str, k: int, cache: RequestCache 
     if cache is not None:
         text = json.dumps([p.as_dict() for p in passages], ensure_ascii=False, sort_keys=True)
         who = f"retriever:{retriever.name}"
-        parts = search_key_parts(identity, query, k)
         cache.put_record(key, parts, text, backend=who, model=who, request_id=f"search/{retriever.name}")
     return SearchResult(query, k, passages, key, False)

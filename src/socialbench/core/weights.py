@@ -108,12 +108,6 @@ def verify(folder: Path, gguf_sha256: str | None = None) -> str | None:
     return f"files not in its manifest: {', '.join(extra)}" if extra else None
 
 
-def _canonical_json(path: Path) -> None:
-    """Rewrite a JSON file with sorted keys (the same content, the same bytes)."""
-    data = json.loads(path.read_text(encoding="utf-8"))
-    path.write_text(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
-
-
 @contextmanager
 def _gguf_read_once() -> Iterator[None]:
     """Within the block, ``gguf``'s reader and tensor-name map are built once per argument: transformers
@@ -175,9 +169,10 @@ def save_model(model: Any, tokenizer: Any, out: Path) -> None:
         tensors[name] = state[name].detach().contiguous().clone()
     save_file(tensors, str(out / "model.safetensors"), metadata={"format": "pt"})
     tokenizer.save_pretrained(out)
-    for path in sorted(out.iterdir()):
+    for path in sorted(out.iterdir()):  # JSON files with sorted keys: the same content, the same bytes
         if path.suffix == ".json":
-            _canonical_json(path)
+            data = json.loads(path.read_text(encoding="utf-8"))
+            path.write_text(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def cached_folder(gguf: Path, log: Callable[[str], None] = print) -> Path:
