@@ -53,11 +53,7 @@ APPS: Registry[object] = Registry(
 )
 
 
-def _benchmark_app_entries() -> dict[str, tuple[str, str, None]]:
-    return {name: (module, "app", None) for name, module in benchmark_apps().items()}
-
-
-APPS.add_source(_benchmark_app_entries)
+APPS.add_source(lambda: {name: (module, "app", None) for name, module in benchmark_apps().items()})
 
 
 def benchmark_apps() -> dict[str, str]:

@@ -57,8 +57,7 @@ def _is_full(exc: BaseException) -> bool:
 
 
 class RequestCache(SqlStore):
-    """The SQLite request cache; WAL, so readers never block writers. ``open_readonly`` creates,
-    converts and locks nothing, and refuses a path that is no request cache."""
+    """The SQLite request cache (WAL: readers never block writers); ``open_readonly`` changes nothing."""
 
     sql = SQLITE_SQL
     _database_name = "an SQLite database"

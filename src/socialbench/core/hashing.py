@@ -78,8 +78,7 @@ def folder_fingerprint(folder: str | Path) -> str:
 
 
 def module_source(name: str) -> str:
-    """Module ``name``'s source as Python reads it (universal newlines: CRLF checkouts hash the same),
-    found by the import system; a ValueError when it has no source."""
+    """Module ``name``'s source as Python reads it (universal newlines: CRLF checkouts hash the same)."""
     spec = importlib.util.find_spec(name)
     get_source = getattr(spec.loader, "get_source", None) if spec is not None else None
     source = get_source(name) if get_source is not None else None

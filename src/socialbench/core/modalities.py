@@ -27,8 +27,7 @@ class Declaration:
 
 
 def backend_declaration(name: str) -> Declaration:
-    """Backend ``name``'s declaration from ``<module>.declaration.json`` without importing it (else its class
-    is imported and read). Unknown: a ConfigError listing the known ones."""
+    """Backend ``name``'s declaration, read without importing it where it has a declaration file."""
     if name not in BACKENDS.classes:
         entry = BACKENDS.entry(name)
         if entry is None:

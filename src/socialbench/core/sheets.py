@@ -73,8 +73,7 @@ def csv_rows(
 
 
 def distinct_sheets(sheets: Iterable[tuple[str, str | os.PathLike[str]]]) -> None:
-    """Refuse one file (by path or link) in two (role, path) roles; identical bytes in two files are
-    allowed (annotators who agree). Missing files are left to the reader."""
+    """Refuse one file (by path or link) in two roles; identical bytes in two files are allowed."""
     seen: dict[tuple[int, int], tuple[str, Path]] = {}
     for role, path in sheets:
         p = Path(path)
@@ -92,8 +91,7 @@ def distinct_sheets(sheets: Iterable[tuple[str, str | os.PathLike[str]]]) -> Non
 
 
 def rows_match(source: str, rows: Mapping[str, int], items: Iterable[str], what: str = "the exported items") -> None:
-    """The sheet's rows ({item id: line}) are exactly ``items``: a stray row names its line; a missing item
-    is named with how many are missing."""
+    """The sheet's rows ({item id: line}) are exactly ``items``: a stray or missing one is named."""
     expected = list(items)
     wanted = set(expected)
     for iid, line in rows.items():

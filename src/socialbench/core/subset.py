@@ -14,8 +14,7 @@ from socialbench.core.hashing import sha256_bytes
 
 @dataclass(frozen=True)
 class SubsetInfo:
-    """What a subset run ran: ``n`` asked, ``seed``, ``total`` and ``taken`` instances, per stratum
-    (``strata``: name -> [taken, of]); ``by`` names the stratum."""
+    """What a subset run ran: ``n`` asked, ``seed``, ``total``, ``taken``, ``strata`` (name -> [taken, of])."""
 
     n: int
     seed: int

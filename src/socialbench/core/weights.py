@@ -176,8 +176,7 @@ def save_model(model: Any, tokenizer: Any, out: Path) -> None:
 
 
 def cached_folder(gguf: Path, log: Callable[[str], None] = print) -> Path:
-    """The cache's verified conversion of ``gguf``, converted first when missing or changed (written under
-    a temporary name and renamed whole, so an interrupted one leaves nothing)."""
+    """The cache's verified conversion of ``gguf``, converted first (under a temporary name) if need be."""
     import transformers
 
     gguf_sha = sha256_file(gguf)

@@ -66,8 +66,7 @@ def corpus_files(folder: Path) -> list[Path]:
 
 
 def _pieces(text: str, limit: int) -> list[str]:
-    """``text`` (whitespace folded) cut at spaces into pieces of at most ``limit`` characters; a word
-    longer than ``limit`` is cut where the limit falls (pure)."""
+    """``text`` cut at spaces into pieces of at most ``limit`` characters (a longer word where it falls)."""
     pieces: list[str] = []
     current = ""
     for word in text.split(" "):
@@ -87,8 +86,7 @@ def _pieces(text: str, limit: int) -> list[str]:
 
 
 def split_long(passages: list[Passage], limit: int = MAX_PASSAGE_CHARS) -> tuple[list[Passage], list[str]]:
-    """The passages with each one longer than ``limit`` characters split (``<id>~1``, ``<id>~2``, ...),
-    and a line for each passage split (pure)."""
+    """The passages with each longer than ``limit`` split (``<id>~1``, ...), and a note per split (pure)."""
     out: list[Passage] = []
     notes: list[str] = []
     for p in passages:
@@ -152,8 +150,7 @@ def rank(scores: list[float], ids: list[str], k: int) -> list[int]:
 
 
 class BM25Retriever(Retriever):
-    """BM25 over a local corpus folder (options: ``corpus``, the folder; ``k1``, default 1.5; ``b``,
-    default 0.75)."""
+    """BM25 over a local corpus folder (options ``corpus``, ``k1`` default 1.5, ``b`` default 0.75)."""
 
     def __init__(self, options: dict[str, Any] | None = None, where: str = "retrieval"):
         super().__init__(options, where)

@@ -134,18 +134,13 @@ class BraveSearchRetriever(Retriever):
         config = {k: self.options[k] for k in RESULT_OPTIONS if k in self.options}
         return {"retriever": self.name, "config_sha256": sha256_json(config), "corpus_sha256": None}
 
-    def _url(self, query: str, k: int) -> str:
-        params: dict[str, Any] = {"q": query, "count": max(1, min(int(k), MAX_COUNT)), "text_decorations": "false"}
-        for opt in ("country", "search_lang", "safesearch"):
-            if opt in self.options:
-                params[opt] = self.options[opt]
-        return f"{self.base_url}?{urllib.parse.urlencode(params)}"
-
     def search(self, query: str, k: int) -> list[Passage]:
         if k < 1 or not query.strip():
             return []
+        params: dict[str, Any] = {"q": query, "count": max(1, min(int(k), MAX_COUNT)), "text_decorations": "false"}
+        params |= {opt: self.options[opt] for opt in ("country", "search_lang", "safesearch") if opt in self.options}
         headers = {"Accept": "application/json", "X-Subscription-Token": self._key}
-        request = urllib.request.Request(self._url(query, k), headers=headers, method="GET")
+        request = urllib.request.Request(f"{self.base_url}?{urllib.parse.urlencode(params)}", headers=headers)
         if urllib.parse.urlsplit(request.full_url).hostname != self.host:  # pragma: no cover (defensive)
             raise RetrievalError(f"web search: refusing to send the key to another host than {self.host}")
         for attempt in range(self.max_retries + 1):
