@@ -145,10 +145,6 @@ class Request:
         return self.decoding.max_tokens
 
     @property
-    def temperature(self) -> float:
-        return self.decoding.temperature
-
-    @property
     def json_schema(self) -> dict[str, Any] | None:
         return self.decoding.json_schema
 
@@ -401,8 +397,8 @@ class Backend(abc.ABC):
         return ident
 
     def complete_many(self, requests: Sequence[Request], on_result: Callable[[int, Response], None]) -> None:
-        """Run many requests, calling ``on_result(index, response)`` as each finishes (so callers persist
-        one by one). Default: a thread pool of ``spec.concurrency``."""
+        """Run many requests, calling ``on_result(index, response)`` as each finishes (callers persist one by one);
+        default: a thread pool of ``spec.concurrency``."""
         workers = max(1, int(self.spec.concurrency))
         if workers == 1:
             for i, req in enumerate(requests):
@@ -468,7 +464,7 @@ class Backend(abc.ABC):
 
 def behaviour_modules(cls: type[Backend]) -> tuple[str, ...]:
     """Modules whose code decides ``cls``'s answers: those defining it and its backend bases, then its
-    ``behaviour_modules``, each once (a subclass elsewhere brings its code in)."""
+    ``behaviour_modules``, each once."""
     names = [c.__module__ for c in cls.__mro__ if isinstance(c, type) and issubclass(c, Backend) and c is not Backend]
     return tuple(dict.fromkeys([*names, *cls.behaviour_modules]))
 

@@ -135,8 +135,8 @@ class SqlStore(CacheStore):
         return response
 
     def put(self, key: str, identity: dict[str, Any], request: Request, response: Response, model: str) -> None:
-        """Store a successful call with its finish reason; failed calls are not cached (a rerun retries).
-        The claim is released either way; no space left is :class:`CacheFull` (earlier calls stay stored)."""
+        """Store a successful call with its finish reason (a failed one is not: a rerun retries); the claim is
+        released either way; no space left is :class:`CacheFull`."""
         if response.error is not None:
             self.release([key])
             return
@@ -162,8 +162,7 @@ class SqlStore(CacheStore):
 
     @contextmanager
     def _write(self, key: str | None = None) -> Iterator[Any]:
-        """One write transaction: a full disk is CacheFull (cache unchanged), other database errors a
-        DataError naming the cache and entry ``key``."""
+        """One write transaction: a full disk is CacheFull, another database error a DataError naming ``key``."""
         conn = self._conn()
         try:
             self._begin(conn)

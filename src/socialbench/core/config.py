@@ -337,8 +337,8 @@ def _resource_problems(data: dict[str, Any], where) -> list[str]:
 
 
 def read_params_file(path: str | Path = "params.yaml") -> dict[str, Any]:
-    """The mapping a params file holds, read strictly (:func:`socialbench.core.io.load_yaml`: a one-line
-    ConfigError with line and column); an empty file or a non-mapping top level refused. Not validated."""
+    """The mapping a params file holds, read strictly (a one-line ConfigError with line and column); an empty
+    file or a non-mapping top level refused. Not validated."""
     raw = load_yaml_file(path, error=ConfigError)
     if raw is None:
         raise ConfigError(

@@ -253,8 +253,7 @@ class JsonLine:
 
 
 def read_jsonl_lines(path: str | Path) -> list[JsonLine]:
-    """Every non-blank line, parsed strictly; a bad line comes back with its ``problem`` (callers that
-    drop bad records report it); an unreadable file is a DataError."""
+    """Every non-blank line, parsed strictly, a bad one with its ``problem``; unreadable: a DataError."""
     path = Path(path)
     out = []
     # Lines end at "\n" only: str.splitlines() would also split at U+2028, U+2029 and U+0085, which
@@ -293,8 +292,7 @@ def is_number(v: Any) -> bool:
 
 
 def parse_json_object(data: bytes, source: str, what: str) -> dict[str, Any]:
-    """The JSON object in a file's bytes (strict); else a DataError naming ``source`` (``what``: what it
-    holds, e.g. ``{group: metrics}``). Score and stats files are read here."""
+    """The JSON object in a file's bytes (strict; score and stats files); else a DataError naming ``source``."""
     p = parse_json(decode_utf8(data, source))
     if p.decode_msg is not None:
         raise DataError(source, f"not valid JSON: {p.decode_msg} (line {p.line}, column {p.column}); truncated?")

@@ -36,8 +36,7 @@ def chars_tokens(text: str) -> int:
 
 @dataclass(frozen=True)
 class TokenCounter:
-    """A request's input tokens: text by ``count``, each image ``per_image``, a native video
-    ``video_frames`` images; ``label`` names the estimate."""
+    """A request's input tokens: text by ``count``, ``per_image`` per image, ``video_frames`` per native video."""
 
     count: Callable[[str], int] = chars_tokens
     per_image: int = image_tokens(448)
@@ -63,8 +62,7 @@ class TokenCounter:
 
 
 class ReplayCache:
-    """A method's cache while a plan replays it: reads only; a search not stored stops the replay
-    (:class:`ReplayMiss`), and nothing is written."""
+    """A method's cache while a plan replays it: read-only; a search not stored stops the replay (ReplayMiss)."""
 
     replay_only = True
 
@@ -80,8 +78,8 @@ class ReplayCache:
 
 @dataclass
 class InstancePlan:
-    """One instance: calls (fewest, most), stored ones with their tokens (reported and estimated, for
-    calibration), the built but unstored (``known``) with estimates, and how many more beyond them."""
+    """One instance: calls (fewest, most), stored ones with their tokens (reported and estimated), built but
+    unstored ones (``known``) with estimates, and how many more beyond them."""
 
     calls_min: int = 0
     calls_max: int = 0
@@ -115,8 +113,7 @@ def plan_instance(
     counter: TokenCounter,
     local: Callable[[Request], Response | None] | None = None,
 ) -> InstancePlan:
-    """Replay ``instance`` from the cache as far as it is stored, then bound the rest. ``local``: answers
-    without a model call, counted as calls of the run but never as new."""
+    """Replay ``instance`` from the cache as far as stored, then bound the rest; ``local`` answers count as calls."""
     out = method.step(instance, [])
     plan = InstancePlan()
     if isinstance(out, Final):

@@ -84,8 +84,8 @@ class Registry(Generic[T]):
         return self.entries[name] if name in self.entries else self.contributed().get(name)
 
     def options_schema(self, name: str) -> dict | None:
-        """The JSON schema of plug-in ``name``'s options, or None: a class's ``options_schema``, or
-        ``<module>.options.json`` read without importing the module (checking params loads no SDK)."""
+        """Plug-in ``name``'s options schema, or None: a class's ``options_schema``, or ``<module>.options.json``
+        read without importing the module (checking params loads no SDK)."""
         if name in self.classes:
             return getattr(self.classes[name], "options_schema", None)
         entry = self.entry(name)

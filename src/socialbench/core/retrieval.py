@@ -28,8 +28,8 @@ class RetrievalError(SocialbenchError):
 
 
 class SearchesStopped(SocialbenchError):
-    """The search service cannot be used: the run stops, as for a dead model server (not a
-    RetrievalError, so no method takes it for one instance's error)."""
+    """The search service cannot be used: the run stops (not a RetrievalError, so no method takes it for
+    one instance's error)."""
 
 
 @dataclass(frozen=True)
@@ -51,8 +51,7 @@ class Passage:
 
 
 class Retriever(abc.ABC):
-    """Base class of all retrievers; subclasses implement :meth:`search`. ``options``: its params
-    settings (a ConfigError names ``where``), never secrets."""
+    """Base class of all retrievers (:meth:`search`); ``options``: its params settings, never secrets."""
 
     name: ClassVar[str] = ""
     #: Failed searches in a row that stop the run; a provider may take it from its options.

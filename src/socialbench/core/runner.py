@@ -135,8 +135,8 @@ def run_requests(
     progress: bool = True,
     desc: str | None = None,
 ) -> tuple[list[Response], list[str]]:
-    """(responses, cache keys): hits from the cache, misses through the backend, stored on arrival. A miss
-    another process is calling now is waited for (:meth:`RequestCache.share_calls`) and counts as a hit."""
+    """(responses, cache keys): hits from the cache, misses through the backend, stored on arrival; a miss
+    another process is calling is waited for (:meth:`RequestCache.share_calls`) and counts as a hit."""
     keys = [cache_key(identity, r) for r in requests]
     responses: list[Response | None] = [cache.get(key) for key in keys]
     todo = [i for i, hit in enumerate(responses) if hit is None]
@@ -176,8 +176,8 @@ _JSON = json.JSONDecoder()
 
 
 def json_form(text: str) -> str:
-    """``lone_object`` (one JSON object alone: an enforced constraint), ``object_then_text``,
-    ``object_inside`` (after a fence or preamble) or ``no_object`` (cut short, or prose)."""
+    """``lone_object`` (an enforced constraint), ``object_then_text``, ``object_inside`` (after a fence or
+    preamble) or ``no_object`` (cut short, or prose)."""
     stripped = text.strip()
     start = 0
     while (start := stripped.find("{", start)) >= 0:

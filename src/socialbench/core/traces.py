@@ -62,8 +62,7 @@ def verdict_mark(v: dict[str, Any]) -> Mark:
 
 
 def stage_pass(item: Any) -> TracePass:
-    """A stage pass titled by stage and pass (only retries numbered), marked by its verdicts and error;
-    ``inputs`` folded, title and null keys out of the body."""
+    """A stage pass titled by stage and pass (retries numbered), marked by verdicts and error, ``inputs`` folded."""
     if not isinstance(item, dict):
         return TracePass("step", body=item)
     bits = [str(item["stage"]) if "stage" in item else "step"]
