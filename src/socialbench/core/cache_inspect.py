@@ -148,10 +148,6 @@ def nearest_explanation(
     request_id: str, model: str, parts: dict[str, Any], candidates: list[dict[str, Any]]
 ) -> MissExplanation:
     """The candidate (newest first) with the fewest differences from ``parts``; the newest on ties."""
-    best: tuple[int, list[Change], str] | None = None
-    for entry in candidates:
-        changes = diff_parts(entry["key_parts"], parts)
-        if best is None or len(changes) < best[0]:
-            best = (len(changes), changes, entry["key"])
-    assert best is not None
-    return MissExplanation(request_id, model, hit=False, changes=best[1], compared_key=best[2])
+    diffs = [(diff_parts(entry["key_parts"], parts), entry["key"]) for entry in candidates]
+    changes, key = min(diffs, key=lambda d: len(d[0]))  # the first of the fewest: the newest on ties
+    return MissExplanation(request_id, model, hit=False, changes=changes, compared_key=key)

@@ -28,25 +28,21 @@ class Declaration:
 
 def backend_declaration(name: str) -> Declaration:
     """Backend ``name``'s declaration, read without importing it where it has a declaration file."""
-    if name not in BACKENDS.classes:
-        entry = BACKENDS.entry(name)
-        if entry is None:
-            get_backend_class(name)  # raises the registry's ConfigError naming the known backends
-        else:
-            declared = sidecar_json(entry[0], ".declaration.json").get(entry[1])
-            if declared is not None:
-                temperature = declared.get("temperature") or {}
-                json_mode = declared.get("json_mode") or {}
-                return Declaration(
-                    accepts=frozenset(declared["accepts"]),
-                    modalities=frozenset(declared["modalities"]),
-                    choices_only=declared.get("choices_only"),
-                    temperature=temperature.get("sent"),
-                    temperature_option=temperature.get("option"),
-                    json_enforced=json_mode.get("enforced"),
-                    json_why=json_mode.get("why"),
-                )
-    cls = get_backend_class(name)
+    entry = None if name in BACKENDS.classes else BACKENDS.entry(name)
+    declared = sidecar_json(entry[0], ".declaration.json").get(entry[1]) if entry is not None else None
+    if declared is not None:
+        temperature = declared.get("temperature") or {}
+        json_mode = declared.get("json_mode") or {}
+        return Declaration(
+            accepts=frozenset(declared["accepts"]),
+            modalities=frozenset(declared["modalities"]),
+            choices_only=declared.get("choices_only"),
+            temperature=temperature.get("sent"),
+            temperature_option=temperature.get("option"),
+            json_enforced=json_mode.get("enforced"),
+            json_why=json_mode.get("why"),
+        )
+    cls = get_backend_class(name)  # an unknown name: the registry's ConfigError naming the known backends
     default = cls.default_modalities
     return Declaration(
         accepts=frozenset(cls.accepts),

@@ -212,13 +212,10 @@ def run_plan(
     concurrency: int,
 ) -> RunPlan:
     """The instances' plans summed into the run's row."""
-    cached = sum(p.cached for p in plans)
-    cached_in = sum(p.cached_input for p in plans)
-    cached_out = sum(p.cached_output for p in plans)
-    cached_est = sum(p.cached_estimate for p in plans)
-    new_min = sum(p.new_min for p in plans)
-    new_max = sum(p.new_max for p in plans)
-    known_in = sum(p.known_input for p in plans)
+    summed = ("cached", "cached_input", "cached_output", "cached_estimate", "new_min", "new_max", "known_input")
+    cached, cached_in, cached_out, cached_est, new_min, new_max, known_in = (
+        sum(getattr(p, f) for p in plans) for f in summed
+    )
     if cached:
         # calibrated by the run's stored calls: built requests scaled by stored / estimated tokens,
         # calls not yet built and every output at the stored mean per call

@@ -34,16 +34,11 @@ def csv_rows(
         raise DataError(source, "empty file: expected a header line") from None
     except csv.Error as exc:
         raise DataError(source, f"unreadable header: {exc}", record="line 1 (header)") from None
-    seen: set[str] = set()
-    for h in header:
-        if h and h in seen:
-            raise DataError(
-                source,
-                f"the column {h!r} is in the header twice: which one is meant?",
-                record="line 1 (header)",
-                field=h,
-            )
-        seen.add(h)
+    twice = next((h for i, h in enumerate(header) if h and h in header[:i]), None)
+    if twice is not None:
+        raise DataError(
+            source, f"the column {twice!r} is in the header twice: which one is meant?", "line 1 (header)", twice
+        )
     missing = [c for c in required if c not in header]
     if missing:
         raise DataError(
