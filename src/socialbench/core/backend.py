@@ -193,8 +193,7 @@ def answer_keys(request: Request) -> dict[str, dict[str, Any]] | None:
 
 
 def key_schema(request: Request) -> dict[str, Any] | None:
-    """JSON mode as a schema for APIs without JSON-object mode: exactly the answer's keys, required,
-    values free (not the constrained variant). None without keys."""
+    """JSON mode as a schema for APIs without JSON-object mode: the answer's keys, required, values free."""
     keys = answer_keys(request)
     if not keys:
         return None
@@ -463,8 +462,7 @@ class Backend(abc.ABC):
 
 
 def behaviour_modules(cls: type[Backend]) -> tuple[str, ...]:
-    """Modules whose code decides ``cls``'s answers: those defining it and its backend bases, then its
-    ``behaviour_modules``, each once."""
+    """Modules whose code decides ``cls``'s answers: its own and its backend bases', then ``behaviour_modules``."""
     names = [c.__module__ for c in cls.__mro__ if isinstance(c, type) and issubclass(c, Backend) and c is not Backend]
     return tuple(dict.fromkeys([*names, *cls.behaviour_modules]))
 

@@ -54,8 +54,7 @@ class Final:
 
 @dataclass(frozen=True)
 class Need:
-    """A run needs one of the capabilities ``any_of`` (a modality or :data:`FREE_TEXT`); ``what`` names
-    the need in the tables' reason."""
+    """A run needs one of ``any_of`` (a modality or :data:`FREE_TEXT`); ``what`` names it in the tables."""
 
     any_of: tuple[str, ...]
     what: str
@@ -223,8 +222,7 @@ class Benchmark(abc.ABC):
     def subset(
         self, section: dict[str, Any], instances: list[dict[str, Any]], seed: int
     ) -> tuple[list[dict[str, Any]], SubsetInfo | None]:
-        """All instances, or the subset params ``<benchmark>.subset`` asks for (``{n, seed}``; seed
-        null: the master seed), with what it is (None: no subset)."""
+        """All instances, or the subset params ``<benchmark>.subset`` asks for (seed null: the master seed)."""
         spec = section.get("subset")
         if not spec:
             return instances, None
@@ -414,8 +412,7 @@ class Benchmark(abc.ABC):
         raise NotImplementedError(f"benchmark {self.name}: no per-instance outcomes (tables_per_instance)")
 
     def run_summary(self, rows: list[dict[str, Any]], *, source: str) -> Any:
-        """What the tables keep of one run's outcomes (a bad row: a DataError naming ``source``); small keeps
-        memory flat in runs. Default: ``(source, rows)``."""
+        """What the tables keep of one run's outcomes (a bad row: a DataError naming ``source``); default: all."""
         return source, rows
 
     @abc.abstractmethod
@@ -444,8 +441,7 @@ class Benchmark(abc.ABC):
         return metrics["n"]
 
     def provenance(self, method: str, settings: dict[str, Any]) -> dict[str, Any]:
-        """What run ``method``'s predictions depend on besides data and code (``prompt_template_sha256``
-        at least); recorded by infer, logged by track."""
+        """What run ``method``'s predictions depend on besides data and code (``prompt_template_sha256`` at least)."""
         return {"prompt_template_sha256": self.prompt_hash(method, settings)}
 
     def viewer_rows(

@@ -135,8 +135,7 @@ class SqlStore(CacheStore):
         return response
 
     def put(self, key: str, identity: dict[str, Any], request: Request, response: Response, model: str) -> None:
-        """Store a successful call with its finish reason (a failed one is not: a rerun retries); the claim is
-        released either way; no space left is :class:`CacheFull`."""
+        """Store a successful call with its finish reason (a failed one only releases its claim); full: CacheFull."""
         if response.error is not None:
             self.release([key])
             return

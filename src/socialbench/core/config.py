@@ -401,8 +401,7 @@ def _validated_values(path: str | Path, record: str | None) -> dict[str, Any] | 
 
 
 def overlay_params(base: Mapping[str, Any], overlay: Mapping[str, Any], replace: tuple[str, ...] = ("models",)) -> dict:
-    """``base`` with ``overlay`` over it: mappings merged at every depth, other values (lists too) replaced;
-    top-level keys in ``replace`` replaced whole. Pure."""
+    """``base`` with ``overlay`` merged in at every depth (other values replaced; keys in ``replace`` whole). Pure."""
 
     def merge(a: Any, b: Any) -> Any:
         if isinstance(a, Mapping) and isinstance(b, Mapping):

@@ -46,8 +46,7 @@ def one_line(message: Any, limit: int = MESSAGE_LIMIT) -> str:
 
 # ---- writing --------------------------------------------------------------------------------------
 def write_bytes_atomic(path: str | Path, data: bytes) -> None:
-    """Write through a temporary file in the same folder, renamed into place; on failure ``path`` keeps
-    its old content and a full disk is a :class:`~socialbench.core.paths.DiskFull` naming it."""
+    """Write through a temporary file renamed into place: on failure ``path`` keeps its content (full: DiskFull)."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
     try:

@@ -72,8 +72,7 @@ def modality_problems(entry: Mapping[str, Any]) -> list[str]:
 
 
 def temperature_sent_of(entry: Mapping[str, Any]) -> bool | None:
-    """Whether an entry's runs send the temperature (``Backend.temperature_sent`` from params): the
-    declaration, or its ``temperature_option``; None: no model decodes."""
+    """Whether an entry's runs send the temperature: its ``temperature_option``, else the declaration's."""
     declared = backend_declaration(entry["backend"])
     if declared.temperature is None:
         return None

@@ -321,8 +321,7 @@ DEFAULT_MEDIA_FOLDERS = ("data", ".dvc/cache")
 
 @dataclass(frozen=True)
 class MediaRoots:
-    """Where an instance's media may resolve: :data:`DEFAULT_MEDIA_FOLDERS` under ``root`` and params
-    ``media.allowed_roots``; relative media paths are relative to ``root``."""
+    """Where media may resolve: :data:`DEFAULT_MEDIA_FOLDERS` under ``root`` and params ``media.allowed_roots``."""
 
     root: Path
     allowed: tuple[Path, ...]

@@ -292,8 +292,7 @@ def _over(what: str, calls: int, cost: float | None, max_calls: int | None, max_
 
 
 def totals(rows: Sequence[RunPlan]) -> SimpleNamespace:
-    """Every row summed; cost and wall time over the rows that know theirs (counting those that do not). Wall
-    time adds up: an upper bound, as jobs may run side by side."""
+    """Every row summed; cost and wall time over the rows that know theirs (wall time adds up: an upper bound)."""
     costs = [r.cost_usd for r in rows if r.cost_usd is not None]
     walls = [r.wall_s for r in rows if r.wall_s is not None]
     summed = ("calls_min", "calls_max", "cached", "new_calls_min", "new_calls_max", "input_tokens", "output_tokens")

@@ -50,8 +50,7 @@ def git_commit(cwd: str | Path = ".") -> str:
 def infer_provenance(
     bench, method: str, instances: Path, dev: Path | None, settings: dict | None = None, *, commit: str | None = None
 ) -> dict[str, Any]:
-    """What the predictions depend on, taken when made: the benchmark's record, the method's settings, input
-    files, commit and package versions."""
+    """What the predictions depend on, taken when made: benchmark record, settings, inputs, commit, versions."""
     return {
         **bench.provenance(method, settings or {}),
         "method_settings_sha256": sha256_json(settings or {}),

@@ -28,8 +28,7 @@ class RetrievalError(SocialbenchError):
 
 
 class SearchesStopped(SocialbenchError):
-    """The search service cannot be used: the run stops (not a RetrievalError, so no method takes it for
-    one instance's error)."""
+    """The search service cannot be used: the run stops (not a RetrievalError: no method takes it as its own)."""
 
 
 @dataclass(frozen=True)
