@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from socialbench.core.cache_sql import SqlStore, Statements
 from socialbench.core.cache_sqlite import RequestCache
-from socialbench.core.cache_store import CLAIM_POLL_S, CacheStore, schema_statements
+from socialbench.core.cache_store import CALL_COLUMNS, CLAIM_POLL_S, CacheStore, schema_statements
 from socialbench.core.errors import DataError, SocialbenchError
 from socialbench.core.secrets import redact_url
 
@@ -30,19 +30,15 @@ CONNECT_TIMEOUT_S = 5.0
 #: The dialect's names of the neutral column types.
 POSTGRES_TYPES = {"text": "TEXT", "int": "BIGINT", "real": "DOUBLE PRECISION"}
 
-_CALL_COLUMNS = (
-    "key, backend, model, request_id, key_parts, text, input_tokens, output_tokens, latency_s, created_at,"
-    " finish_reason"
-)
 _CALL_UPDATE = " ON CONFLICT (key) DO UPDATE SET " + ", ".join(
-    f"{c} = EXCLUDED.{c}" for c in _CALL_COLUMNS.replace(",", " ").split()[1:]
+    f"{c} = EXCLUDED.{c}" for c in CALL_COLUMNS.replace(",", " ").split()[1:]
 )
 #: The store's SQL (``%s`` placeholders; a replaced row is an upsert on the key).
 POSTGRES_SQL = Statements(
     get="SELECT text, input_tokens, output_tokens, latency_s, {finish} FROM calls WHERE key = %s",
     count_hit="UPDATE calls SET hit_count = hit_count + 1, last_hit_at = %s WHERE key = %s",
-    put_call=f"INSERT INTO calls({_CALL_COLUMNS}) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s){_CALL_UPDATE}",
-    put_record=f"INSERT INTO calls({_CALL_COLUMNS}) VALUES (%s,%s,%s,%s,%s,%s,0,0,0,%s,NULL){_CALL_UPDATE}",
+    put_call=f"INSERT INTO calls({CALL_COLUMNS}) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s){_CALL_UPDATE}",
+    put_record=f"INSERT INTO calls({CALL_COLUMNS}) VALUES (%s,%s,%s,%s,%s,%s,0,0,0,%s,NULL){_CALL_UPDATE}",
     drop_claim="DELETE FROM claims WHERE key = %s AND owner = %s",
     stored="SELECT 1 FROM calls WHERE key = %s",
     claim_of="SELECT owner, host, pid, pid_started, claimed_at FROM claims WHERE key = %s",

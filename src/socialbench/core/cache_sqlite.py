@@ -11,6 +11,7 @@ from filelock import FileLock
 
 from socialbench.core.cache_sql import SqlStore, Statements
 from socialbench.core.cache_store import (
+    CALL_COLUMNS,
     CALLS_ADDED,
     CALLS_FIRST,
     CacheFull,
@@ -26,15 +27,11 @@ _TYPEOF_NAMES = {"text": "'text'", "int": "'integer'", "real": "'real', 'integer
 _KINDS = {name: kind for name, kind, _ in CALLS_FIRST}
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
-_CALL_COLUMNS = (
-    "key, backend, model, request_id, key_parts, text, input_tokens, output_tokens, latency_s, created_at,"
-    " finish_reason"
-)
 SQLITE_SQL = Statements(
     get="SELECT text, input_tokens, output_tokens, latency_s, {finish} FROM calls WHERE key = ?",
     count_hit="UPDATE calls SET hit_count = hit_count + 1, last_hit_at = ? WHERE key = ?",
-    put_call=f"INSERT OR REPLACE INTO calls({_CALL_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-    put_record=f"INSERT OR REPLACE INTO calls({_CALL_COLUMNS}) VALUES (?,?,?,?,?,?,0,0,0,?,NULL)",
+    put_call=f"INSERT OR REPLACE INTO calls({CALL_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+    put_record=f"INSERT OR REPLACE INTO calls({CALL_COLUMNS}) VALUES (?,?,?,?,?,?,0,0,0,?,NULL)",
     drop_claim="DELETE FROM claims WHERE key = ? AND owner = ?",
     stored="SELECT 1 FROM calls WHERE key = ?",
     claim_of="SELECT owner, host, pid, pid_started, claimed_at FROM claims WHERE key = ?",

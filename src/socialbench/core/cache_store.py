@@ -42,6 +42,8 @@ CLAIMS = (
     ("pid_started", "text", ""),
     ("claimed_at", "real", "NOT NULL"),
 )
+#: The columns a stored call writes, in the order of the stores' ``put_call`` values.
+CALL_COLUMNS = ", ".join([name for name, _, _ in CALLS_FIRST] + ["finish_reason"])
 #: Columns every request cache has had (a read-only one is read without the added ones).
 REQUIRED_COLUMNS = frozenset(name for name, _, _ in CALLS_FIRST)
 
