@@ -1,12 +1,10 @@
 """Content-addressed request cache: the public face (import the cache's names from here).
 
 The key is sha256 over the backend identity, the rendered messages with every media file's content hash,
-the structured task and the decoding; retriever searches are stored too. Each finished call is committed at
-once with its finish reason (a killed run loses only calls in flight); calls in flight are shared across
-processes through claims (:meth:`RequestCache.share_calls`); a full disk is :class:`CacheFull`, keeping every
-earlier call. Modules: ``core.cache_store`` (contract), ``core.cache_sqlite`` (the default), ``core.cache_pg``
-(PostgreSQL for many nodes, chosen by ``SOCIALBENCH_CACHE_URL``, never a param: it may hold a password),
-``core.cache_inspect`` (checking records, explaining misses)."""
+the task and the decoding; retriever searches are stored too. Each call is committed on arrival with its
+finish reason; calls in flight are shared across processes through claims; a full disk is :class:`CacheFull`.
+Modules: ``core.cache_store`` (contract), ``core.cache_sqlite`` (the default), ``core.cache_pg`` (PostgreSQL,
+chosen by ``SOCIALBENCH_CACHE_URL``, never a param: it may hold a password), ``core.cache_inspect``."""
 
 from __future__ import annotations
 

@@ -198,8 +198,7 @@ def _first_problem(obj: Any, check_strings: bool) -> tuple[str, str | None] | No
                     return "a key holds a lone surrogate (\\ud800-\\udfff), which is no character", _path(path, k)
                 stack.append((v, _path(path, k), depth + 1))
         elif isinstance(node, list):
-            for i in range(len(node) - 1, -1, -1):
-                stack.append((node[i], _path(path, i), depth + 1))
+            stack.extend((node[i], _path(path, i), depth + 1) for i in reversed(range(len(node))))
         elif check_strings and isinstance(node, str) and _LONE.search(node):
             return "a lone surrogate (\\ud800-\\udfff), which is no character", path or None
     return None

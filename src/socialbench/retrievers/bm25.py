@@ -1,12 +1,10 @@
 """``bm25``: an offline BM25 retriever over a local corpus folder (``bm25s``, extra ``retrieval``).
 
-The corpus is every ``.txt``, ``.md`` and ``.jsonl`` file under ``options.corpus``, by relative path; a link
-out of the folder, or a FIFO, device or socket, is an error before anything is read (another file's text
-would reach prompts and the cache). Text and Markdown split into passages at blank lines, a lone ``# Title``
-block titling those after it; JSON lines hold ``{"text"[, "id", "title", "source"]}``; ids are
-``<relative path>#<n or id>``. Fixed settings make the same corpus give the same index; ties are broken by
-passage id. A passage over :data:`MAX_PASSAGE_CHARS` is split (``<id>~1``, ...), logged, and the limit joins
-the identity, so searches cached under another limit are not reused."""
+The corpus is every ``.txt``, ``.md`` and ``.jsonl`` file under ``options.corpus``; a link out of the folder,
+or a FIFO, device or socket, is an error before anything is read (another file's text would reach prompts).
+Text and Markdown split into passages at blank lines, a lone ``# Title`` block titling those after it; JSON
+lines hold ``{"text"[, "id", "title", "source"]}``; ids are ``<relative path>#<n or id>``. A passage over
+:data:`MAX_PASSAGE_CHARS` is split (``<id>~1``, ...), and the limit joins the identity."""
 
 from __future__ import annotations
 
