@@ -98,11 +98,9 @@ class Message:
 
 @dataclass(frozen=True)
 class Decoding:
-    """How to decode; every field but ``json_keys`` is in the cache key (absent values left out).
-
-    ``json_schema``: guided decoding; ``json_object``: JSON mode; ``sample``: a repeated sample's number (its
-    own cache entry). ``json_keys``: JSON mode's keys with value types, sent as the key schema
-    (:func:`key_schema`) by APIs without JSON-object mode; not keyed, as the prompt already asks for them."""
+    """How to decode (``json_schema``: guided decoding; ``json_object``: JSON mode; ``sample``: a repeated sample's
+    number). Every field but ``json_keys`` is keyed (absent values left out); ``json_keys``, JSON mode's keys with
+    value types, is sent as the key schema (:func:`key_schema`) by APIs without JSON-object mode."""
 
     max_tokens: int = 256
     temperature: float = 0.0

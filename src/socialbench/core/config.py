@@ -218,8 +218,8 @@ FILE_STORE_PROBLEM = (
 
 
 def tracking_uri_problem(uri: str, *, allow_file_store: bool = False) -> str | None:
-    """Why MLflow cannot use ``uri`` as its tracking store, or None, checked at load rather than at the
-    tracking stage. A file store is refused unless ``allow_file_store`` (``MLFLOW_ALLOW_FILE_STORE=true``)."""
+    """Why MLflow cannot use ``uri`` as its tracking store (checked at load), or None; a file store only with
+    ``allow_file_store`` (``MLFLOW_ALLOW_FILE_STORE=true``)."""
     import re
     import urllib.parse
 

@@ -108,6 +108,5 @@ def code_tokens(source: str) -> str:
 
 
 def module_sources_sha256(names: Sequence[str]) -> str:
-    """One hash over the code of ``names`` (:func:`code_tokens`), not their names or paths: the same on every
-    machine; comments, docstrings or a reformat never change a request key."""
+    """One hash over the code of ``names`` (:func:`code_tokens`): comments, docstrings or reformats change no key."""
     return sha256_json([sha256_bytes(code_tokens(module_source(name)).encode("utf-8")) for name in names])
