@@ -13,7 +13,6 @@ from typing import Any
 from socialbench.core.cache_store import damaged, damaged_entry, sql_kind
 
 
-# ---- stored records, checked as read ----------------------------------------------------------------
 def checked_entry(store: str, row: Sequence[Any]) -> dict[str, Any]:
     """One stored (key, model, key_parts, created_at) as inspection reads it; wrong types are a DataError."""
     key, model, parts, created = row
@@ -48,7 +47,6 @@ def checked_model_row(store: str, row: Sequence[Any]) -> dict[str, Any]:
     return {"model": model, "backend": backend, **values, **zeroed, "latency_s": round(values["latency_s"] or 0.0, 3)}
 
 
-# ---- explaining misses ------------------------------------------------------------------------
 PART_NAMES = {
     "identity": "model identity (backend, model id, revision, backend settings, a no-model backend's code)",
     "messages": "rendered messages (prompt text or media)",

@@ -51,7 +51,6 @@ class Registry(Generic[T]):
         self.classes: dict[str, type[T]] = {}
         self.sources: list[Source] = []
 
-    # ---- registering ---------------------------------------------------------------------------
     def add(self, name: str, module: str, cls_name: str, extra: str | None = None) -> None:
         """Register ``name`` lazily, by import path."""
         self.entries[name] = (module, cls_name, extra)
@@ -66,7 +65,6 @@ class Registry(Generic[T]):
         if source not in self.sources:
             self.sources.append(source)
 
-    # ---- looking up ----------------------------------------------------------------------------
     def contributed(self) -> dict[str, Entry]:
         out: dict[str, Entry] = {}
         for source in self.sources:

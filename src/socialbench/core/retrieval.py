@@ -123,7 +123,6 @@ def create_retriever(name: str, options: dict[str, Any] | None = None, where: st
     return None if name == NONE else get_retriever_class(name, f"{where}.retriever")(options, where)
 
 
-# ---- cached search --------------------------------------------------------------------------------
 def search_key_parts(identity: dict[str, Any], query: str, k: int) -> dict[str, Any]:
     return {"identity": identity, "query": query, "k": int(k)}
 

@@ -27,8 +27,7 @@ OPTIONS = {"corpus", "k1", "b"}
 JSONL_KEYS = {"text", "id", "title", "source"}
 #: A Markdown heading (``#`` to ``######``, then a space): "#tag text" is a hashtag, not a heading.
 HEADING = re.compile(r"^#{1,6}\s+(?P<title>\S.*)$")
-#: Longest passage, in characters: a longer one is split (module docstring). About 1,000 tokens, so k
-#: passages of a prompt stay far below a model's context however a corpus file is laid out.
+#: Longest passage in characters (about 1,000 tokens: k passages stay far below a model's context).
 MAX_PASSAGE_CHARS = 4000
 
 

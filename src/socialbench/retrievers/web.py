@@ -162,8 +162,7 @@ class BraveSearchRetriever(Retriever):
                     ) from None
                 after = retry_after_s(exc.headers.get("Retry-After") if exc.headers else None)
                 if after is not None and after > self.max_wait_s and (exc.code == 429 or exc.code >= 500):
-                    # The service says when it will answer again; a run that waits that long holds
-                    # its jobs (and a cluster allocation) for nothing.
+                    # waiting that long would hold the run's jobs (and a cluster allocation) for nothing
                     raise SearchesStopped(
                         f"web search: {self.host} answered HTTP {exc.code} and asks to wait {after:.0f} s"
                         f" (Retry-After), longer than {self.where}.options.max_wait_s ({self.max_wait_s:g} s):"
