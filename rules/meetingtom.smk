@@ -467,8 +467,7 @@ BENCH["meetingtom"] = {
     # what its shared stages read (rules/infer.smk, tables.smk): as MoCA's (rules/moca.smk)
     "dvc": {
         "data": [*MT_SPLITS.values()],
-        "infer_params": ["meetingtom.method_options", "meetingtom.ablations", "meetingtom.discourse_markers", "meetingtom.subset",
-                         "meetingtom.robustness"],
+        "infer_params": ["meetingtom.method_options", "meetingtom.ablations", "meetingtom.discourse_markers", "meetingtom.subset"],
         "tables_params": [
             "seed",
             "models",

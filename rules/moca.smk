@@ -177,7 +177,7 @@ BENCH["moca"] = {
         "data": ["data/processed/moca"],
         "infer_deps": _moca_corpus,
         "infer_params": [
-            "moca.answer", "moca.method_options", "moca.ablations", "moca.retrieval", "moca.subset", "moca.robustness",
+            "moca.answer", "moca.method_options", "moca.ablations", "moca.retrieval", "moca.subset",
         ],
         "tables_params": ["seed", "models", "moca"],
     },

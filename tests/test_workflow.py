@@ -1,5 +1,6 @@
 """The Snakemake workflow itself: lint-clean, and params validated at load."""
 
+import functools
 import os
 import re
 import subprocess
@@ -51,10 +52,10 @@ def test_a_bad_configfile_is_named_in_the_error(tmp_path):
 # ---- dvc.yaml: generated stages and code deps by folder (socialbench.stages.dvc_yaml) ------------
 
 
+@functools.cache
 def dvc_stages():
-    import yaml
-
-    return yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
+    # parsed once per worker: about 150 tests read it (callers do not change it)
+    return yaml.load((REPO / "dvc.yaml").read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))["stages"]
 
 
 def stage_body(stage):

@@ -56,6 +56,12 @@ def test_dev_answers_give_the_mechanism_and_label_by_scenario_only():
     ]
 
 
+def test_a_moca_order_run_reads_whether_lists_are_reordered_and_no_other_robustness_key():
+    section = {"answer": {}, "robustness": {"orders": 3, "models": ["a"], "methods": ["direct"], "reorder_lists": True}}
+    keys = get_benchmark("moca").settings_keys(section, "direct__order1")
+    assert keys == ["method_options.direct", "answer", "robustness.reorder_lists"]
+
+
 def test_every_moca_run_reads_the_answer_options_and_codar_the_retriever_too():
     section = {"retrieval": {"retriever": "bm25"}, "answer": {}, "ablations": {"wo_step2": {"stages": ["observer"]}}}
     bench = get_benchmark("moca")

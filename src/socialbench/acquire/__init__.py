@@ -1,8 +1,5 @@
-"""Raw-source acquisition: verified, resumable downloads and safe archive extraction.
-
-``download`` is not re-exported here: it would shadow the ``socialbench.acquire.download`` module
-(and break ``mock.patch`` targets inside it).
-"""
+"""Raw-source acquisition: verified, resumable downloads and safe archive extraction. ``download`` is not
+re-exported: it would shadow the ``socialbench.acquire.download`` module (and ``mock.patch`` targets)."""
 
 from socialbench.acquire.archive import UnsafeArchive, check_archive, extract
 from socialbench.acquire.download import ChecksumMismatch, DownloadError, copy_local

@@ -1,13 +1,8 @@
 """Extract a downloaded zip or tar(.gz/.bz2/.xz) archive safely and atomically.
 
-Every member is checked before anything is written: an absolute or ``..`` path, a link, a device or
-FIFO, an encrypted member, a path outside the destination, a file another member needs as a folder, a
-duplicate path (the later would silently win) or a tar cut without its end block (``tarfile`` reads it
-as a shorter, valid archive) refuses the WHOLE archive (:class:`UnsafeArchive`, naming the member).
-Only regular files and folders are created, streamed here rather than by ``extractall``. Bombs are
-refused by :class:`ArchiveLimits`, declared sizes first and written bytes counted as they go (declared
-sizes can lie). Extraction goes into a hidden sibling renamed into place at the end, so a failure leaves
-``dest`` absent (or as it was); leftovers of a killed run are removed by the next ``extract``.
+Every member is checked before anything is written: an unsafe path, type or duplicate, an encrypted
+member or a cut tar refuses the WHOLE archive (:class:`UnsafeArchive`). Bombs are refused by
+:class:`ArchiveLimits`. A failure leaves ``dest`` absent (or as it was).
 """
 
 from __future__ import annotations
@@ -40,7 +35,6 @@ class UnsafeArchive(DataError):
 
     def __init__(self, archive: str, member: str, reason: str):
         self.member = member
-        self.reason = reason
         super().__init__(archive, f"member {member!r} {reason}; refusing the whole archive, nothing was extracted")
 
 
@@ -50,9 +44,8 @@ class ArchiveTooLarge(UnsafeArchive):
 
 @dataclass(frozen=True)
 class ArchiveLimits:
-    """Bounds on what one archive may extract to (params ``acquire.archive``; these are the defaults).
-    ``max_ratio`` (extracted bytes over the archive's size) applies beyond ``ratio_floor`` bytes, so a
-    small text archive passes; real sources are about 20:1 (XML) or 1:1 (media), a zip of zeros 1000:1."""
+    """Bounds on what one archive may extract to (params ``acquire.archive``). ``max_ratio`` (extracted
+    over archive bytes) applies beyond ``ratio_floor`` bytes; real sources are about 20:1 (XML) or 1:1."""
 
     max_bytes: int = 200 * 1024**3
     max_ratio: float = 200.0
@@ -108,15 +101,6 @@ def _path_reason(name: str) -> str | None:
     if ".." in re.split(r"[/\\]", name):
         return "has a '..' component"
     return None
-
-
-def _parts(name: str) -> tuple[str, ...]:
-    return tuple(p for p in re.split(r"[/\\]", name) if p not in ("", "."))
-
-
-def _inside(root: str, parts: tuple[str, ...]) -> bool:
-    target = os.path.normpath(os.path.join(root, *parts))
-    return target == root or target.startswith(root + os.sep)
 
 
 def _zip_reason(info: zipfile.ZipInfo) -> str | None:
@@ -181,10 +165,11 @@ def _check(archive: Path, entries: list[Entry], limits: ArchiveLimits) -> list[M
     dirs: dict[tuple[str, ...], str] = {}
     for name, type_reason, is_dir, member_size in entries:
         reason = _path_reason(name) or type_reason
-        parts = _parts(name)
+        parts = tuple(p for p in re.split(r"[/\\]", name) if p not in ("", "."))
+        target = os.path.normpath(os.path.join(root, *parts))
         if reason is None and not parts and not is_dir:
             reason = "names no file"
-        if reason is None and not _inside(root, parts):
+        if reason is None and not (target == root or target.startswith(root + os.sep)):
             reason = "resolves outside the destination"
         if reason is None and not is_dir and parts in files:
             reason = f"is in the archive twice (as {files[parts]!r} before): which one is meant?"
@@ -214,8 +199,7 @@ def _zip_entries(zf: zipfile.ZipFile) -> list[Entry]:
 
 def _tar_entries(archive: Path, tf: tarfile.TarFile) -> list[Entry]:
     infos = tf.getmembers()
-    # tarfile stops quietly where the data ends; a whole archive ends with a zero block, read (and
-    # so consumed) by the header read that ended the listing. Without it the file was cut short.
+    # tarfile stops quietly where the data ends; a whole archive's end block was read by the last header read
     if tf.fileobj.tell() - tf.offset != _TAR_BLOCK:
         last = infos[-1].name if infos else "(none)"
         raise UnsafeArchive(
@@ -227,14 +211,10 @@ def _tar_entries(archive: Path, tf: tarfile.TarFile) -> list[Entry]:
 def check_archive(archive: str | os.PathLike[str], limits: ArchiveLimits | None = None) -> list[Member]:
     """The archive's members, checked (see the module docstring); writes nothing."""
     archive = Path(archive)
-    limits = limits or ArchiveLimits()
     kind = _kind(archive)
     try:
-        if kind == "zip":
-            with zipfile.ZipFile(archive) as zf:
-                return _check(archive, _zip_entries(zf), limits)
-        with tarfile.open(archive, "r:*") as tf:
-            return _check(archive, _tar_entries(archive, tf), limits)
+        with contextlib.closing(_streams(archive, kind, limits or ArchiveLimits())) as streams:
+            return [member for member, _ in streams]
     except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError) as exc:
         raise DataError(str(archive), f"unreadable archive: {exc}") from None
 
@@ -264,14 +244,6 @@ def _streams(
             yield member, (None if member.is_dir else (lambda info=info: tf.extractfile(info)))
 
 
-def _prune_leftovers(dest: Path) -> None:
-    for stale in dest.parent.glob(f".{dest.name}.extract-*"):
-        log.info("removing %s, left by an interrupted extraction", stale)
-        shutil.rmtree(stale, ignore_errors=True)
-    for stale in dest.parent.glob(f".{dest.name}.old-*"):
-        shutil.rmtree(stale, ignore_errors=True)
-
-
 def extract(
     archive: str | os.PathLike[str],
     dest: str | os.PathLike[str],
@@ -279,10 +251,7 @@ def extract(
     replace: bool = False,
     limits: ArchiveLimits | None = None,
 ) -> Path:
-    """Extract ``archive`` (zip, tar, tar.gz, tar.bz2, tar.xz) into the folder ``dest`` and return it.
-    ``dest`` must not exist unless ``replace=True`` (the old folder is swapped out once the new one is
-    complete). :class:`UnsafeArchive` for an unsafe member or an archive beyond ``limits`` (nothing left
-    at ``dest``); DataError for an unreadable archive or a failed extraction (``dest`` as it was)."""
+    """Extract ``archive`` into the folder ``dest`` (an existing one is swapped out only with ``replace``)."""
     archive = Path(archive)
     dest = Path(dest)
     limits = limits or ArchiveLimits()
@@ -290,10 +259,12 @@ def extract(
     if dest.exists() and not replace:
         raise SocialbenchError(f"{dest}: already exists; not extracting {archive} over it (replace=True swaps it)")
     dest.parent.mkdir(parents=True, exist_ok=True)
-    _prune_leftovers(dest)
-
-    # Check everything before creating anything.
-    check_archive(archive, limits)
+    for stale in dest.parent.glob(f".{dest.name}.extract-*"):  # left by an interrupted extraction
+        log.info("removing %s, left by an interrupted extraction", stale)
+        shutil.rmtree(stale, ignore_errors=True)
+    for stale in dest.parent.glob(f".{dest.name}.old-*"):
+        shutil.rmtree(stale, ignore_errors=True)
+    check_archive(archive, limits)  # everything checked before anything is created
 
     tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.extract-", dir=dest.parent))
     archive_size = archive.stat().st_size

@@ -1,16 +1,10 @@
 """Fetch one raw-source file over HTTP(S), or copy it from a local mirror (``file://`` or a path), safely.
 
-``download(url, dest, sha256=...)`` resumes a ``dest.part`` with a ``Range`` request (a 200 restarts
-it), retries with backoff on connection errors, timeouts, 5xx/408/429 and dropped connections, checks
-the sha256, and renames into place only then: ``dest`` is absent or whole. URL credentials go as basic
-auth, never to another host after a redirect, and never into a log or message (``core.secrets.redact_url``).
-
-**Trust on first use.** A file without a pinned sha256 is hashed when first fetched and recorded in a
-:class:`TrustStore` (``sources.lock``, keyed by the URL without credentials, or a mirror file's path
-relative to the lock), so a file that changes upstream is refused (:class:`ChecksumMismatch`), not
-silently used. :func:`verification` names the check a file gets; :func:`recorded_verification` what
-an output records of it. One pipeline rule owns each file: concurrent downloads of one ``dest`` are
-not supported.
+``download(url, dest, sha256=...)`` resumes a ``dest.part`` with a ``Range`` request, retries with
+backoff on transient failures, checks the sha256, and renames into place only then: ``dest`` is absent
+or whole. URL credentials go as basic auth, never to another host after a redirect, never into a log.
+A file without a pinned sha256 is recorded on first use in a :class:`TrustStore` (``sources.lock``), so
+a file that changes upstream is refused (:class:`ChecksumMismatch`). One pipeline rule owns each file.
 """
 
 from __future__ import annotations
@@ -64,8 +58,6 @@ class ChecksumMismatch(DataError):
     """The fetched bytes do not have the expected sha256 (nothing was left at the destination)."""
 
     def __init__(self, source: str, expected: str, actual: str, recorded_in: str | None = None):
-        self.expected = expected
-        self.actual = actual
         origin = f" (recorded on first use in {recorded_in}: the file changed since)" if recorded_in else ""
         super().__init__(
             source,
@@ -77,9 +69,8 @@ DEFAULT_TRUST_FILE = "sources.lock"
 
 
 def _file_key(path: Path, base: str | os.PathLike[str] | None, *, relative_to_base: bool = False) -> str:
-    """``file:`` and where ``path`` resolves (symlinks and ``..`` followed; a relative ``path`` from the
-    working folder, or from ``base`` with ``relative_to_base``), written relative to ``base`` (resolved)
-    when given, so a lock committed beside the code names its mirror files as the repository sees them."""
+    """``file:`` and where ``path`` resolves (a relative ``path`` from the working folder, or from ``base``
+    with ``relative_to_base``), written relative to ``base`` when given (as the repository sees it)."""
     if relative_to_base and base is not None and not path.is_absolute():
         path = Path(base) / path
     real = os.path.realpath(path)
@@ -95,8 +86,8 @@ class TrustStore:
 
     @staticmethod
     def key(source: str | os.PathLike[str], base: str | os.PathLike[str] | None = None) -> str:
-        """A file's key: a mirror file by where it resolves (relative to ``base``, the lock's folder), so every
-        spelling of one file is one entry; a URL without credentials, its query (a token, perhaps) only hashed."""
+        """A file's key: a mirror file by where it resolves (relative to ``base``, the lock's folder); a URL
+        without credentials, its query (a token, perhaps) only hashed."""
         if is_local(source):
             return _file_key(local_path(source), base)
         clean, _ = _split_credentials(str(source))
@@ -108,9 +99,8 @@ class TrustStore:
         return self.key(source, self.path.parent)
 
     def _load(self) -> dict[str, str]:
-        """The lock's entries, a mirror file's keyed as :meth:`key` keys it now (an entry written as
-        the path was spelled, by an older version, resolved from the lock's folder). Two entries that
-        name one file with different hashes are refused: which one holds is the user's to say."""
+        """The lock's entries, a mirror file's keyed as :meth:`key` keys it now; two entries that name one
+        file with different hashes are refused."""
         if not self.path.exists():
             return {}
         data = parse_json_object(read_file_bytes(self.path), str(self.path), "{source: sha256}")
@@ -143,8 +133,7 @@ class TrustStore:
         data = self._load()
         data[self._key(source)] = sha256
         write_text_atomic(self.path, json.dumps(dict(sorted(data.items())), indent=2) + "\n")
-        # a warning, not info: it is the only record that this file was trusted unchecked (the
-        # versioned manifests say "recorded" either way), and info is not shown by default
+        # a warning: the only record that this file was trusted unchecked (info is not shown by default)
         log.warning(
             "%s: no sha256 pinned; %s recorded on first use in %s (later uses are checked against it)",
             secrets.redact_url(str(source), whole_query=True),
@@ -164,9 +153,7 @@ def verification(source: str | os.PathLike[str], sha256: str | None, trust: Trus
 
 
 def recorded_verification(how: str) -> str:
-    """A file's check as a versioned output states it: ``first use`` reads ``recorded`` (its hash is in the
-    trust store by the end of the run either way; which it was is logged), so the first run and every
-    later one give the same bytes."""
+    """A file's check as a versioned output states it: ``first use`` reads ``recorded`` (same bytes each run)."""
     return "recorded" if how == "first use" else how
 
 
@@ -188,12 +175,7 @@ class _Retryable(Exception):
 
 def is_local(source: str | os.PathLike[str]) -> bool:
     """True for a ``file://`` URL or a plain path (no ``scheme://``)."""
-    if isinstance(source, os.PathLike):
-        return True
-    s = str(source)
-    if s.lower().startswith("file:"):
-        return True
-    return "://" not in s
+    return isinstance(source, os.PathLike) or str(source).lower().startswith("file:") or "://" not in str(source)
 
 
 def local_path(source: str | os.PathLike[str]) -> Path:
@@ -225,18 +207,14 @@ def _split_credentials(url: str) -> tuple[str, str | None]:
 def _normalise_sha256(sha256: str | None) -> str | None:
     if sha256 is None:
         return None
-    value = str(sha256).strip().lower()
-    if value.startswith("sha256:"):
-        value = value[len("sha256:") :]
+    value = str(sha256).strip().lower().removeprefix("sha256:")
     if not _HEX64.fullmatch(value):
         raise SocialbenchError(f"sha256 {sha256!r} is not 64 hexadecimal digits")
     return value
 
 
 def _part_path(dest: Path) -> Path:
-    """``dest.part``, never a link: a link there (left by anyone) is removed, so a download never writes
-    through it into the file it leads to (its bytes are no partial download either); anything else that
-    is not a plain file (a folder, a FIFO) is refused."""
+    """``dest.part``: a link there is removed (never written through); a folder or FIFO is refused."""
     part = dest.with_name(dest.name + ".part")
     if part.is_symlink():
         log.warning("%s is a symbolic link; removed, not written through", part)
@@ -247,8 +225,7 @@ def _part_path(dest: Path) -> Path:
 
 
 def _open_part(part: Path, mode: str):
-    """``part`` opened for writing (``wb``) or appending (``ab``) without following a link: one put
-    there after :func:`_part_path` looked is refused, not written through."""
+    """``part`` opened for writing (``wb``) or appending (``ab``); a link put there since is refused."""
     flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | (os.O_APPEND if mode == "ab" else os.O_TRUNC)
     try:
         fd = os.open(part, flags, 0o644)
@@ -259,12 +236,7 @@ def _open_part(part: Path, mode: str):
     return os.fdopen(fd, mode)
 
 
-def _fsync(path: Path) -> None:
-    with open(path, "rb+") as fh:
-        os.fsync(fh.fileno())
-
-
-def _already_there(dest: Path, sha256: str | None, chunk_size: int, shown: str) -> bool:
+def _already_there(dest: Path, sha256: str | None, shown: str) -> bool:
     """True when ``dest`` exists and is the wanted file (so nothing is fetched)."""
     if not dest.exists():
         return False
@@ -281,15 +253,14 @@ def _already_there(dest: Path, sha256: str | None, chunk_size: int, shown: str) 
     return False
 
 
-def _verify_and_place(
-    part: Path, dest: Path, sha256: str | None, shown: str, chunk_size: int, recorded_in: str | None = None
-) -> None:
+def _verify_and_place(part: Path, dest: Path, sha256: str | None, shown: str, recorded_in: str | None) -> None:
     if sha256 is not None:
         actual = sha256_file(part)
         if actual != sha256:
             part.unlink(missing_ok=True)
             raise ChecksumMismatch(shown, sha256, actual, recorded_in)
-    _fsync(part)
+    with open(part, "rb+") as fh:
+        os.fsync(fh.fileno())
     os.replace(part, dest)
 
 
@@ -301,35 +272,27 @@ def copy_local(
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     trust: TrustStore | None = None,
 ) -> Path:
-    """Copy a file from a local mirror (path or ``file://`` URL) to ``dest``, verified and atomic
-    (against ``sha256``, else the hash ``trust`` recorded on its first use, which it records now).
-
-    A missing source is a :class:`~socialbench.core.errors.DataError` naming it."""
+    """Copy a mirror file to ``dest``, verified (``sha256``, else ``trust``) and atomic; a missing one: DataError."""
     src = local_path(source)
     dest = Path(dest)
-    sha256 = _normalise_sha256(sha256)
-    pinned = sha256
-    sha256, recorded_in = _trusted(source, sha256, trust)
-    shown = str(src)
-    if _already_there(dest, sha256, chunk_size, shown):
-        if trust is not None and sha256 is None:
-            trust.record(source, sha256_file(dest))
-        return dest
-    if not src.is_file():
-        what = "is not a file" if src.exists() else "does not exist"
-        raise DataError(str(src), f"mirror file {what} (wanted for {dest})")
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    part = _part_path(dest)
-    try:
-        with open(src, "rb") as fin, _open_part(part, "wb") as fout:
-            shutil.copyfileobj(fin, fout, chunk_size)
-        _verify_and_place(part, dest, sha256, shown, chunk_size, recorded_in)
-    except BaseException:
-        part.unlink(missing_ok=True)
-        raise
-    if trust is not None and pinned is None and recorded_in is None:
+    pinned = _normalise_sha256(sha256)
+    sha256, recorded_in = _trusted(source, pinned, trust)
+    if not _already_there(dest, sha256, str(src)):
+        if not src.is_file():
+            what = "is not a file" if src.exists() else "does not exist"
+            raise DataError(str(src), f"mirror file {what} (wanted for {dest})")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        part = _part_path(dest)
+        try:
+            with open(src, "rb") as fin, _open_part(part, "wb") as fout:
+                shutil.copyfileobj(fin, fout, chunk_size)
+            _verify_and_place(part, dest, sha256, str(src), recorded_in)
+        except BaseException:
+            part.unlink(missing_ok=True)
+            raise
+        log.info("copied %s -> %s", src, dest)
+    if trust is not None and pinned is None and recorded_in is None:  # first use: recorded now
         trust.record(source, sha256_file(dest))
-    log.info("copied %s -> %s", src, dest)
     return dest
 
 
@@ -341,10 +304,6 @@ class _NoRedirectToOtherScheme(urllib.request.HTTPRedirectHandler):
         if scheme not in ("http", "https"):
             raise urllib.error.HTTPError(newurl, code, f"redirect to a {scheme}: URL refused", headers, fp)
         return super().redirect_request(req, fp, code, msg, headers, newurl)
-
-
-def _opener() -> urllib.request.OpenerDirector:
-    return urllib.request.build_opener(_NoRedirectToOtherScheme())
 
 
 def _retry_after(headers) -> float | None:
@@ -370,8 +329,7 @@ def _fetch_once(
     timeout: float,
     chunk_size: int,
 ) -> None:
-    """One request: append to (or restart) ``part``. Returns when ``part`` holds the whole file;
-    raises _Retryable for transient failures and DownloadError for permanent ones."""
+    """One request appending to (or restarting) ``part``; _Retryable for a transient failure."""
     offset = part.stat().st_size if part.exists() else 0
     req = urllib.request.Request(url, headers={"User-Agent": USER_AGENT, "Accept-Encoding": "identity"})
     if auth is not None:
@@ -457,7 +415,7 @@ def _download_http(
     clean, auth = _split_credentials(url)
     shown = secrets.redact_url(url, whole_query=True)
     part = _part_path(dest)
-    opener = _opener()
+    opener = urllib.request.build_opener(_NoRedirectToOtherScheme())
     dest.parent.mkdir(parents=True, exist_ok=True)
 
     resumed_from_old = part.exists() and part.stat().st_size > 0
@@ -487,7 +445,7 @@ def _download_http(
                 _sleep(delay)
             continue
         try:
-            _verify_and_place(part, dest, sha256, shown, chunk_size, recorded_in)
+            _verify_and_place(part, dest, sha256, shown, recorded_in)
         except ChecksumMismatch:
             if resumed_from_old and not fresh_retry_done:
                 # The kept bytes may come from another version of the file: one clean try.
@@ -512,12 +470,8 @@ def download(
     backoff: float = DEFAULT_BACKOFF,
     trust: TrustStore | None = None,
 ) -> Path:
-    """Fetch ``url`` to ``dest`` (module docstring) and return ``dest``. ``sha256``: the expected digest
-    (``sha256:`` prefix allowed), else the hash ``trust`` recorded on first use (without ``trust``:
-    unverified). ``retries``: failures in a row tolerated (progress resets the count); ``timeout``: seconds
-    per connect and read; ``backoff``: first delay, doubled per failure, capped at 60 s (Retry-After
-    honoured up to it). Raises :class:`ChecksumMismatch`, :class:`DownloadError`, or DataError for a
-    missing mirror file."""
+    """Fetch ``url`` to ``dest`` (module docstring) and return ``dest``. ``retries``: failures in a row
+    tolerated; ``backoff``: first delay, doubled per failure, capped at 60 s (Retry-After honoured)."""
     dest = Path(dest)
     sha256 = _normalise_sha256(sha256)
     if retries < 0 or timeout <= 0 or chunk_size <= 0 or backoff < 0:
@@ -531,7 +485,7 @@ def download(
         raise DownloadError(f"{shown}: unsupported URL scheme {scheme!r} (http, https, file or a local path)")
     pinned = sha256
     sha256, recorded_in = _trusted(url, sha256, trust)
-    if not _already_there(dest, sha256, chunk_size, shown):
+    if not _already_there(dest, sha256, shown):
         if sha256 is None and trust is None:
             log.info("%s: no sha256 given; the download is not verified", shown)
         _download_http(url, dest, sha256, retries, timeout, chunk_size, backoff, recorded_in)

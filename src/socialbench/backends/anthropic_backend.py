@@ -1,11 +1,8 @@
 """``anthropic``: Claude through the Messages API and the official SDK (docs/backends.md).
 
-Images only (no audio, no native video: refused before any call). JSON output as structured outputs
-(``json_mode: output_format``) or a forced tool call (``tool``); the API has no JSON-object mode, so
-JSON mode sends the answer's key schema. The pinned API version has no sampling parameters, so no
-temperature is sent unless ``send_temperature: true``; temperature, top_p and seed stay in the cache key.
-Thinking blocks go before the answer in ``<think>`` tags. The SDK's own retries are off (retry.py).
-Option ``max_consecutive_failures``: stop after this many attempts in a row found no usable server (5).
+Images only. JSON output as structured outputs (``json_mode: output_format``) or a forced tool call
+(``tool``); JSON mode sends the answer's key schema. No temperature is sent unless ``send_temperature:
+true`` (the pinned API version has no sampling parameters). Thinking goes before the answer in ``<think>``.
 """
 
 from __future__ import annotations
@@ -49,10 +46,8 @@ def finish_reason_of(stop_reason: Any) -> str | None:
     return STOP_REASON_MAP.get(stop_reason) if isinstance(stop_reason, str) else None
 
 
-#: The Messages API's documented image limits (docs/backends.md, "Image sizes"; Anthropic's vision
-#: guide): at most 8000 x 8000 pixels, at most 2000 x 2000 in a request of more than 20 images, at most
-#: 5 MB per image (its base64 text). An image over them is scaled down to fit; the API scales anything
-#: beyond its own working size itself.
+#: The Messages API's documented image limits (docs/backends.md, "Image sizes"): 8000 px a side, 2000 in a
+#: request of more than 20 images, 5 MB of base64 per image.
 ANTHROPIC_IMAGE_LIMITS = ImageLimits(
     max_side=8000, many_images=20, many_max_side=2000, max_base64_bytes=5 * 1024 * 1024
 )
@@ -81,8 +76,7 @@ class AnthropicBackend(APIBackend):
         ident = super().identity()
         ident["json_mode"] = self.json_mode
         if self.json_mode != "none":
-            # JSON mode became the key schema (it sent nothing before): answers made without it are
-            # not reused for requests that now carry it
+            # JSON mode became the key schema (it sent nothing before): answers without it are not reused
             ident["json_object"] = "key_schema"
         if self.send_temperature:
             ident["send_temperature"] = True
@@ -90,8 +84,7 @@ class AnthropicBackend(APIBackend):
 
     def answer_schema(self, request: Request) -> tuple[dict[str, Any] | None, str]:
         """(the schema sent for the answer's form, its kind in ``core.backend.CONSTRAINTS``): the
-        request's schema; for JSON mode without one, the key schema; nothing under ``json_mode: none``
-        or for a request that names no keys."""
+        request's schema, else for JSON mode the key schema, else nothing."""
         if self.json_mode == "none":
             return None, "none"
         if request.json_schema is not None:
@@ -106,22 +99,18 @@ class AnthropicBackend(APIBackend):
         return self.answer_schema(request)[1]
 
     def _make_client(self) -> anthropic.AsyncAnthropic:
-        # Always an explicit key and base URL: the SDK would otherwise read ANTHROPIC_API_KEY /
-        # ANTHROPIC_AUTH_TOKEN and ANTHROPIC_BASE_URL itself (a key could go to a host set elsewhere).
-        kwargs: dict[str, Any] = {
-            "api_key": self._api_key or "loopback",
-            "timeout": self.timeout_s,
-            "max_retries": 0,
-            "base_url": self.base_url or DEFAULT_BASE_URL,
-            # a redirect to another host carries no key (httpx keeps x-api-key across hosts)
-            "http_client": anthropic.DefaultAsyncHttpxClient(
-                event_hooks=credential_guard(self.base_url or DEFAULT_BASE_URL)
-            ),
-        }
+        # Always an explicit key and base URL: the SDK would otherwise read ANTHROPIC_* variables itself.
+        base_url = self.base_url or DEFAULT_BASE_URL
         with sdk_env_hidden(self._hide_sdk_env()):  # no ANTHROPIC_* credential or header for another server
-            return anthropic.AsyncAnthropic(**kwargs)
+            return anthropic.AsyncAnthropic(
+                api_key=self._api_key or "loopback",
+                timeout=self.timeout_s,
+                max_retries=0,
+                base_url=base_url,
+                # a redirect to another host carries no key (httpx keeps x-api-key across hosts)
+                http_client=anthropic.DefaultAsyncHttpxClient(event_hooks=credential_guard(base_url)),
+            )
 
-    # ---- request and response -------------------------------------------------------------------
     def _content(self, message: Message, n_images: int = 1) -> list[dict[str, Any]]:
         def image_block(part: ImagePart) -> dict[str, Any]:
             img = self.encode_image(part, n_images)

@@ -1,14 +1,10 @@
 """What the HTTP API backends share: keys from the environment, an async client with bounded
 concurrency per model, retries, and failures turned into error responses.
 
-A batch is checked first (:func:`~socialbench.core.backend.check_requests`), before any call. A run
-stops (:class:`~socialbench.backends.retry.StopRun`) after ``max_consecutive_failures`` (default 5)
-attempts in a row found no usable server (no connection, 401/403, 404); any other answer resets the
-count. Keys go only where they are meant (:data:`PROVIDER_KEYS`: a provider's own variable only to its
-host), and the SDKs' own environment variables are hidden from a client built for another server.
-
-Subclasses implement :meth:`APIBackend._make_client` (built inside the event loop),
-:meth:`APIBackend._prepare` (the request body) and :meth:`APIBackend._send` (one HTTP attempt).
+A run stops (:class:`~socialbench.backends.retry.StopRun`) after ``max_consecutive_failures`` (default 5)
+attempts in a row found no usable server (no connection, 401/403, 404). Keys go only where they are
+meant (:data:`PROVIDER_KEYS`), and the SDKs' own environment variables are hidden from a client built
+for another server. Subclasses implement ``_make_client``, ``_prepare`` and ``_send`` (one attempt).
 """
 
 from __future__ import annotations
@@ -78,8 +74,7 @@ CREDENTIAL_HEADERS = (
 
 
 def credential_guard(base_url: str) -> dict[str, list[Callable[..., Any]]]:
-    """httpx ``event_hooks`` for an SDK client of ``base_url``: every request (each redirect too) to
-    another host leaves without :data:`CREDENTIAL_HEADERS`."""
+    """httpx ``event_hooks``: a request to another host than ``base_url``'s leaves without credentials."""
     host = (urlsplit(str(base_url)).hostname or "").lower()
 
     async def strip(request: Any) -> None:
@@ -92,8 +87,7 @@ def credential_guard(base_url: str) -> dict[str, list[Callable[..., Any]]]:
 
 @contextmanager
 def sdk_env_hidden(hide: bool = True) -> Iterator[None]:
-    """While an SDK client is built: the SDKs' own environment variables (:data:`SDK_ENV`) removed,
-    so nothing of the user's provider credentials is read for another server; restored after."""
+    """While an SDK client is built: the SDKs' own environment variables (:data:`SDK_ENV`) removed."""
     if not hide:
         yield
         return
@@ -115,8 +109,7 @@ def is_provider_host(base_url: str | None, hosts: Sequence[str]) -> bool:
 
 def key_env_for(options: Mapping[str, Any], default_env: str | None, base_url: str | None) -> str | None:
     """The variable the key is read from: ``options.api_key_env`` when set (null: none), else
-    ``default_env`` unless it is a provider's own (:data:`PROVIDER_KEYS`) and ``base_url`` is not that
-    provider's host."""
+    ``default_env`` unless it is a provider's own and ``base_url`` is not that provider's host."""
     if "api_key_env" in options:
         return options["api_key_env"]
     if default_env in PROVIDER_KEYS and not is_provider_host(base_url, PROVIDER_KEYS[default_env]):
@@ -127,9 +120,7 @@ def key_env_for(options: Mapping[str, Any], default_env: str | None, base_url: s
 def api_key_from_env(
     options: Mapping[str, Any], default_env: str | None, where: str, *, required: bool, base_url: str | None = None
 ) -> str | None:
-    """The API key from the variable :func:`key_env_for` names (``api_key_env: null``: no key). A key written
-    into params would reach git, DVC and MLflow, so ``api_key`` (anything not a variable name) is refused
-    without echoing it, by the rules of :func:`socialbench.core.secrets.secret_fields`."""
+    """The API key from the variable :func:`key_env_for` names; a key written into params is refused, unechoed."""
     for name, value in options.items():
         if holds_secret(str(name), value):
             raise ConfigError(
@@ -180,9 +171,7 @@ class APIBackend(Backend):
         self.retries = 0  # retries made so far, for the run's accounting
         self.attempts = 0  # HTTP attempts made so far
         self._streak = 0  # attempts in a row that failed because the server cannot be used
-        # One event loop (on its own thread) and one SDK client for the backend's lifetime: a
-        # multi-round method calls complete_many once per round, and a new client per round would
-        # open new connections each time (closed by close()).
+        # One event loop (on its own thread) and one SDK client for the backend's lifetime, not per round.
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: threading.Thread | None = None
         self._client: Any = None
@@ -198,25 +187,19 @@ class APIBackend(Backend):
     async def _send(self, client: Any, payload: Any, request: Request) -> Response:  # pragma: no cover
         raise NotImplementedError
 
-    def _secrets(self) -> list[str]:
-        """Values that must never appear in an error message (the API key)."""
-        return [self._api_key] if self._api_key else []
-
     def temperature_sent(self) -> bool:
         return self.send_temperature
 
     def _hide_sdk_env(self) -> bool:
-        """Whether the SDK's environment variables are hidden while its client is built: unless the
-        server is the provider's own host."""
+        """Whether the SDK's environment variables are hidden: unless the server is the provider's own."""
         return not is_provider_host(self.base_url, PROVIDER_KEYS.get(self.default_key_env or "", ()))
 
     def _note_outcome(self, exc: BaseException | None) -> None:
-        """Count attempts in a row that failed because the server cannot be used; raise StopRun at
-        ``fail_after`` (any other outcome resets the count)."""
+        """Count attempts in a row that failed because the server cannot be used; StopRun at ``fail_after``."""
         failure = classify(exc) if exc is not None else None
+        where = redact_url(self.base_url) if self.base_url else "the provider's API"
         if failure is not None and (failure.retry_after_s or 0) > self.policy.max_retry_after_s:
             # A wait longer than params allow fails fast: the server will not answer within the run.
-            where = redact_url(self.base_url) if self.base_url else "the provider's API"
             raise StopRun(
                 self.redact(
                     f"models.{self.spec.name}: {where} asks to wait {failure.retry_after_s:.0f} s (Retry-After,"
@@ -231,7 +214,6 @@ class APIBackend(Backend):
         self._streak += 1
         if self._streak < self.fail_after:
             return
-        where = redact_url(self.base_url) if self.base_url else "the provider's API"
         hint = {
             "connection": "is the server running, and is base_url right?",
             "auth": f"check the key (models.{self.spec.name}.options.api_key_env).",
@@ -247,8 +229,7 @@ class APIBackend(Backend):
         )
 
     # ---- shared machinery -----------------------------------------------------------------------
-    #: The API's documented limits on one image (docs/backends.md): an image over them is scaled down
-    #: to fit; none by default (an image goes as the source has it).
+    #: The API's documented limits on one image (docs/backends.md); an image over them is scaled down.
     image_limits: ClassVar[ImageLimits] = NO_LIMITS
 
     def identity(self) -> dict[str, Any]:
@@ -259,8 +240,7 @@ class APIBackend(Backend):
         return ident
 
     def encode_image(self, part: Any, n_images: int = 1) -> EncodedImage:
-        """An image as this backend sends it in a request of ``n_images`` images: as the source has it,
-        scaled only to params ``image_size`` or the API's documented :attr:`image_limits`."""
+        """An image as sent in a request of ``n_images`` images (scaled to ``image_size``/``image_limits``)."""
         return encode_for_api(part, self.spec.image_size, self.image_limits, n_images)
 
     def native_video(self) -> bool:
@@ -268,8 +248,7 @@ class APIBackend(Backend):
         return "video" in self.accepts and "video" in self.takes
 
     def images_sent(self, request: Request) -> list[list[int]] | None:
-        """[width, height] of each image the request sends, as :meth:`encode_image` sends it (memoized by
-        content hash: a trace rebuilt from the cache reads each image once)."""
+        """[width, height] of each image the request sends, as :meth:`encode_image` sends it (memoized)."""
         sizes = self.__dict__.setdefault("_sent_sizes", {})
 
         def size(part: Any, n_images: int) -> tuple[int, int]:
@@ -281,11 +260,9 @@ class APIBackend(Backend):
         return images_sent(request, size, self.native_video())
 
     def redact(self, text: str) -> str:
-        """``text`` as it may reach a message, a log, a trace or a prediction: the key replaced, and every
-        URL in it redacted (a server URL's ``user:password@`` or ``?token=``)."""
-        for secret in self._secrets():
-            if secret:
-                text = text.replace(secret, "***")
+        """``text`` as it may reach a message, log, trace or prediction: the key and URL credentials redacted."""
+        if self._api_key:
+            text = text.replace(self._api_key, "***")
         return redact_text(text)
 
     def complete(self, request: Request) -> Response:
@@ -294,27 +271,22 @@ class APIBackend(Backend):
         return out[0]
 
     def complete_many(self, requests: Sequence[Request], on_result: Callable[[int, Response], None]) -> None:
-        """Run all requests with at most ``spec.concurrency`` in flight; ``on_result`` is called (in
-        one thread) as each finishes. A request with a part the backend cannot take stops the batch
-        with a ConfigError before any call."""
+        """Run all requests, at most ``spec.concurrency`` in flight; ``on_result`` is called as each finishes."""
         if not requests:
             return
         check_requests(self, requests)
-        future = asyncio.run_coroutine_threadsafe(self._run_all(requests, on_result), self._event_loop())
-        try:
-            future.result()
-        except BaseException:
-            future.cancel()  # an interrupt here: stop the calls still in flight
-            raise
-
-    def _event_loop(self) -> asyncio.AbstractEventLoop:
         if self._loop is None:
             self._loop = asyncio.new_event_loop()
             self._loop_thread = threading.Thread(
                 target=self._loop.run_forever, name=f"{self.spec.name}-api", daemon=True
             )
             self._loop_thread.start()
-        return self._loop
+        future = asyncio.run_coroutine_threadsafe(self._run_all(requests, on_result), self._loop)
+        try:
+            future.result()
+        except BaseException:
+            future.cancel()  # an interrupt here: stop the calls still in flight
+            raise
 
     def close(self) -> None:
         loop, self._loop = self._loop, None

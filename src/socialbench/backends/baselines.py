@@ -1,8 +1,5 @@
-"""Backends that need no weights: the chance row and the majority prior.
-
-They answer a request's structured ``choices`` with the JSON object an LLM would give, so their output
-goes through the same parser and scorer; a request without choices gets an error response.
-"""
+"""Backends that need no weights: the chance row and the majority prior. They answer a request's
+``choices`` with the JSON object an LLM would give (the same parser and scorer), else an error response."""
 
 from __future__ import annotations
 
@@ -93,9 +90,8 @@ class PriorBackend(RandomBackend):
         answer = {}
         for c in choices:
             values = [o["value"] for o in c["options"]]
-            # Fields the dev split gives priors for, by majority (ties to the first option);
-            # the rest (slot ids, which differ per instance) by seeded chance. An option's ``key`` is
-            # its class when its value is only a position (options shuffled behind letters).
+            # Fields the dev split gives priors for by majority, the rest (slot ids) by seeded chance. An
+            # option's ``key`` is its class when its value is only a position (options behind letters).
             keys = [str(o.get("key", o["value"])) for o in c["options"]]
             answer[c["field"]] = (
                 values[keys.index(majority(seen[c["field"]], keys))] if c["field"] in seen else rng.choice(values)

@@ -1,12 +1,9 @@
 """Recorded answers (e.g. human annotators') replayed as a model: the ``file`` backend.
 
 ``options.path`` names a JSON-lines file of prediction records keyed by ``id``. A request is answered
-with the JSON object a model would give, each recorded value mapped onto the option it names (so the
-parser and scorer treat it exactly as a model's answer). What it cannot answer is an error response,
-never an exception: another method than ``options.method`` (default ``direct``: the file holds final
-answers, not a chain's stages), a request without ``choices``, an instance without a record
-(``no_record``) or a record without an asked field. A value naming no option is passed on, so the
-scorer counts it invalid. Its identity holds the file's and this module's hashes.
+with the JSON object a model would give, each recorded value mapped onto the option it names. What it
+cannot answer (another method than ``options.method``, a request without ``choices``, an instance without
+a record: ``no_record``) is an error response, never an exception. Its identity holds the file's hash.
 """
 
 from __future__ import annotations
@@ -33,8 +30,7 @@ def _norm(value: Any) -> str:
 
 
 def load_answers(path: str | Path) -> dict[str, dict[str, Any]]:
-    """Records by id from a JSON-lines file; a line that is no JSON object, a record without a
-    non-empty string id, or a second record for one id is a DataError naming the file, line and field."""
+    """Records by id from a JSON-lines file; a bad line, a bad id or one id twice is a DataError naming it."""
     lines = read_jsonl_lines(path)
     first_bad_line(path, lines)
     out: dict[str, dict[str, Any]] = {}
@@ -42,19 +38,13 @@ def load_answers(path: str | Path) -> dict[str, dict[str, Any]]:
     for jl in lines:
         iid = jl.record.get("id")
         if not isinstance(iid, str) or not iid:
-            raise DataError(
-                str(path),
-                f"must be a non-empty string (the instance's id), got {iid!r}",
-                record=f"line {jl.line}",
-                field="id",
-            )
-        if iid in out:
-            raise DataError(
-                str(path),
-                f"a second answer for {iid!r} (the first is on line {first[iid]})",
-                record=f"line {jl.line}",
-                field="id",
-            )
+            problem = f"must be a non-empty string (the instance's id), got {iid!r}"
+        elif iid in out:
+            problem = f"a second answer for {iid!r} (the first is on line {first[iid]})"
+        else:
+            problem = None
+        if problem is not None:
+            raise DataError(str(path), problem, record=f"line {jl.line}", field="id")
         out[iid] = jl.record
         first[iid] = jl.line
     return out
@@ -78,9 +68,7 @@ def map_to_option(value: Any, options: list[dict[str, Any]]) -> Any:
 
 class FileBackend(Backend):
     # reads no media, answers choices only: declared in file.declaration.json
-    # No model: the file and this module's code (how a record maps onto the options) decide its answers;
-    # both are in the identity (the file's sha256, the code's ``behaviour``).
-    answers_from_code = True
+    answers_from_code = True  # no model: the file and this module's code decide its answers (both in the identity)
 
     def __init__(self, spec, context=None):
         super().__init__(spec, context)
@@ -112,8 +100,7 @@ class FileBackend(Backend):
         return Response(text=None, error=f"file backend ({self.path}): {message}", finish_reason="error")
 
     def answer_without_call(self, request: Request) -> Response | None:
-        """Every answer is local (a file read); only the "no record" answer, which the request cache does
-        not store (it is an error), would be asked for again by every rerun."""
+        """The "no record" answer, which the request cache does not store (it is an error), given locally."""
         response = self.complete(request)
         return response if response.finish_reason == NO_RECORD else None
 

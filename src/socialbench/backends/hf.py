@@ -1,18 +1,9 @@
 """``hf``: an image-text-to-text model or a text-only causal LM, run in-process with transformers.
 
-docs/backends.md ("Behaviour of each backend") describes it: the kind from the model's own config (a
-text-only model declares ``modalities: []``), weights from ``model_path``, ``gguf_file`` or ``model_id``,
-greedy unless a temperature above 0, JSON mode through xgrammar (no free whitespace: a small model
-otherwise fills max_tokens with newlines), batching (padding can flip a near-tie; ``batch_size: 1``
-avoids it). Prefill in chunks and the prefix cache: a chunk's states depend only on the tokens up to its
-end, so an answer is the same bytes with or without a hit (docs/decisions/real-model-speed.md); chunked
-prefill sums in another order than one pass, so a non-default ``prefill_chunk`` is part of the identity.
-
-Options (``models.<name>.options``), besides those in docs/backends.md:
-  json_mode          json_schema (default) | key_schema | none
-  threads            CPU threads torch uses (default: torch's own choice)
-  prefill_chunk      prompt tokens per prefill pass of a text-only model (default 256; 0: one pass, no cache)
-  prefix_cache_mb    memory for kept prefix states (default 512; 0: keep none)
+docs/backends.md ("Behaviour of each backend") describes it; options: hf.options.json. JSON mode goes
+through xgrammar with no free whitespace (a small model otherwise fills max_tokens with newlines). A
+prefix cache hit gives the same bytes as none (docs/decisions/real-model-speed.md); a non-default
+``prefill_chunk`` sums in another order, so it is part of the identity.
 """
 
 from __future__ import annotations
@@ -55,30 +46,24 @@ _DTYPE_KWARG = "dtype" if tuple(int(x) for x in transformers.__version__.split("
 
 
 JSON_MODES = ("json_schema", "key_schema", "none")
-#: The kinds of model hf loads, in the order tried: (kind, the transformers auto class).
-KINDS = (("image-text-to-text", "AutoModelForImageTextToText"), ("causal-lm", "AutoModelForCausalLM"))
-
-
-#: Prompt tokens per prefill pass of a text-only model (``prefill_chunk``), and the default memory for
-#: the prefix states kept (``prefix_cache_mb``).
+#: The kinds of model hf loads, in the order tried: kind -> (its transformers auto class, the processor's).
+KINDS = {
+    "image-text-to-text": ("AutoModelForImageTextToText", "AutoProcessor"),
+    "causal-lm": ("AutoModelForCausalLM", "AutoTokenizer"),
+}
+#: The defaults of ``prefill_chunk`` and ``prefix_cache_mb``.
 PREFILL_CHUNK = 256
 PREFIX_CACHE_MB = 512
 
 
 def shared_chunks(a: Sequence[int], b: Sequence[int], chunk: int) -> int:
-    """The length of the longest common prefix of token lists ``a`` and ``b``, rounded down to a whole
-    number of ``chunk`` tokens."""
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
+    """The length of the longest common prefix of ``a`` and ``b``, rounded down to whole ``chunk`` tokens."""
+    n = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
     return n // chunk * chunk
 
 
 class PrefixStore:
-    """Key-value states of prompt prefixes ending at a chunk boundary, kept most recently used first
-    within ``limit_bytes``; each entry is (per layer, (keys, values)) of its prefix's tokens."""
+    """Key-value states of prompt prefixes at chunk boundaries, most recently used kept within ``limit_bytes``."""
 
     def __init__(self, chunk: int, limit_bytes: int):
         self.chunk = chunk
@@ -92,8 +77,7 @@ class PrefixStore:
         return sum(k.numel() * k.element_size() + v.numel() * v.element_size() for k, v in states)
 
     def longest(self, ids: Sequence[int], at_most: int) -> tuple[list[tuple[Any, Any]] | None, int]:
-        """(the states of the longest kept prefix of ``ids``, how many of its tokens to use: whole chunks,
-        at most ``at_most``); (None, 0) when none is kept."""
+        """(the states of the longest kept prefix of ``ids``, how many of its tokens to use), or (None, 0)."""
         self.calls += 1
         best, length = None, 0
         for key in self.entries:
@@ -108,8 +92,7 @@ class PrefixStore:
         return self.entries[best], length
 
     def add(self, ids: Sequence[int], states: list[tuple[Any, Any]]) -> None:
-        """Keep ``states`` as those of prefix ``ids``, dropping the least recently used entries to stay
-        within the limit (states larger than the limit are not kept)."""
+        """Keep ``states`` as those of prefix ``ids``, dropping the least recently used beyond the limit."""
         size = self.size(states)
         if size > self.limit or tuple(ids) in self.entries:
             return
@@ -120,24 +103,19 @@ class PrefixStore:
 
 
 def model_kind(config: Any) -> str | None:
-    """Which of :data:`KINDS` transformers can load a model of ``config`` as (the first whose auto class
-    maps its config class), or None."""
+    """The first of :data:`KINDS` whose auto class maps ``config``'s class, or None."""
     from transformers.models.auto import modeling_auto
 
     mappings = {
         "image-text-to-text": modeling_auto.MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING,
         "causal-lm": modeling_auto.MODEL_FOR_CAUSAL_LM_MAPPING,
     }
-    for kind, _ in KINDS:
-        if type(config) in mappings[kind]:
-            return kind
-    return None
+    return next((kind for kind in KINDS if type(config) in mappings[kind]), None)
 
 
 def answer_grammar(request: Request, json_mode: str) -> tuple[dict[str, Any] | None, str]:
     """(the JSON schema xgrammar compiles for ``request``, its ``core.backend.CONSTRAINTS`` name): the
-    request's schema, else for a JSON-object request any object (or its key schema under ``json_mode:
-    key_schema``); (None, ``none``) when no JSON is asked or under ``json_mode: none``."""
+    request's schema, else any object (or the key schema under ``json_mode: key_schema``), else none."""
     decoding = request.decoding
     if json_mode == "none" or (decoding.json_schema is None and not decoding.json_object):
         return None, "none"
@@ -159,32 +137,15 @@ def _in_hf_cache(repo_id: str, revision: str | None) -> bool:
     return isinstance(found, str)
 
 
-def resolve_device(name: str) -> str:
-    if name == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    return name
-
-
-def resolve_dtype(name: str, device: str) -> str:
-    if name == "auto":
-        return "bfloat16" if device.startswith("cuda") else "float32"
-    if name not in _DTYPES:
-        raise ConfigError(f"dtype must be auto or one of {', '.join(_DTYPES)}, got {name!r}")
-    return name
-
-
 def chat_messages(request: Request, text_only: bool = False) -> list[dict[str, Any]]:
-    """The request as a transformers chat conversation (text and image content parts, view labels as
-    text), its images in the order of :meth:`Request.images`; for a text-only model each message's text
-    as one string (the form a text model's chat template reads)."""
+    """The request as a transformers chat conversation (a text-only model's messages as plain strings)."""
     if text_only:
         return [{"role": m.role, "content": m.text()} for m in request.messages]
     return [{"role": m.role, "content": content_blocks(m, lambda _img: {"type": "image"})} for m in request.messages]
 
 
 def _generation_group(decoding: Decoding) -> Decoding:
-    """What requests batched into one ``generate`` call must share: the decoding without the per-row JSON
-    constraints and the sample number (a greedy one without top_p and seed)."""
+    """What requests batched into one ``generate`` call share: the decoding without per-row constraints."""
     group = dataclasses.replace(
         decoding, json_schema=None, json_object=False, json_keys=None, sample=0, stop=tuple(decoding.stop)
     )
@@ -217,8 +178,14 @@ class HFBackend(Backend):
         self._grammars: dict[str, Any] = {}
         self._compiler: Any = None
         self._gguf_folder: str | None = None
-        self.device = resolve_device(str(options.get("device", "auto")))
-        self.dtype = resolve_dtype(str(options.get("dtype", "auto")), self.device)
+        self.device = str(options.get("device", "auto"))
+        if self.device == "auto":
+            self.device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.dtype = str(options.get("dtype", "auto"))
+        if self.dtype == "auto":
+            self.dtype = "bfloat16" if self.device.startswith("cuda") else "float32"
+        elif self.dtype not in _DTYPES:
+            raise ConfigError(f"dtype must be auto or one of {', '.join(_DTYPES)}, got {self.dtype!r}")
         self.load_kwargs: dict[str, Any] = {
             "revision": spec.revision,
             "trust_remote_code": bool(options.get("trust_remote_code", False)),
@@ -245,8 +212,7 @@ class HFBackend(Backend):
         return ident
 
     def images_sent(self, request: Request) -> list[list[int]] | None:
-        """[width, height] of each image handed to the model's processor (which may resize it itself,
-        as its configuration says): as the source has it, or scaled to params ``image_size``."""
+        """[width, height] of each image handed to the model's processor (which may resize it itself)."""
         sizes = self.__dict__.setdefault("_sent_sizes", {})
 
         def size(part: Any, _n: int) -> tuple[int, int]:
@@ -275,9 +241,7 @@ class HFBackend(Backend):
         return answer_grammar(request, self.json_mode)[1]
 
     def resolved_revision(self) -> str | None:
-        """What an unpinned model is, without loading it (``backends.revision``): a local folder's fingerprint,
-        or a hub id's cached (else, online, current) commit, which the load then uses, so answers and key
-        agree and a changed model is a cache miss. None when unknown."""
+        """What an unpinned model is, without loading it (``backends.revision``; the load uses it); None: unknown."""
         if self._resolved:
             return self._revision
         if self.spec.gguf_file and not self.spec.model_path:
@@ -308,9 +272,8 @@ class HFBackend(Backend):
         return self.load_kwargs["local_files_only"] or hub_offline()
 
     def check_model_available(self) -> None:
-        """Stop with a ConfigError naming models.<name>.model_id when the model cannot be there:
-        a path that is not a folder, or (offline) an id that is not in the local Hugging Face cache.
-        Starts no download and reads no weights."""
+        """A ConfigError naming models.<name>.model_id when the model cannot be there: a path that is not a
+        folder, or (offline) an id not in the local Hugging Face cache. Downloads and reads nothing."""
         model_id = self.source
         where = self.where()
         local = Path(model_id).expanduser()
@@ -352,19 +315,20 @@ class HFBackend(Backend):
             config = transformers.AutoConfig.from_pretrained(source, **self.load_kwargs)
             self.kind = model_kind(config)
             if self.kind is None:
-                tried = " or ".join(f"{kind} ({auto})" for kind, auto in KINDS)
+                tried = " or ".join(f"{kind} ({auto})" for kind, (auto, _) in KINDS.items())
                 raise ConfigError(
                     f"{self.where()}: {source!r} cannot be loaded: transformers maps its config"
                     f" ({type(config).__name__}) to neither {tried}"
                 )
-            if self.kind == "causal-lm":
-                self._check_text_only(config)
-                self.processor = transformers.AutoTokenizer.from_pretrained(source, **self.load_kwargs)
-                auto = transformers.AutoModelForCausalLM
-            else:
-                self.processor = transformers.AutoProcessor.from_pretrained(source, **self.load_kwargs)
-                auto = transformers.AutoModelForImageTextToText
-            self.model = auto.from_pretrained(source, **model_kwargs)
+            if self.kind == "causal-lm" and self.takes:
+                raise ConfigError(
+                    f"models.{self.spec.name}: {self.source!r} is a text-only causal LM ({type(config).__name__}),"
+                    f" but its entry takes {', '.join(sorted(self.takes))};"
+                    f" declare `modalities: []` in models.{self.spec.name}"
+                )
+            auto_model, auto_processor = KINDS[self.kind]
+            self.processor = getattr(transformers, auto_processor).from_pretrained(source, **self.load_kwargs)
+            self.model = getattr(transformers, auto_model).from_pretrained(source, **model_kwargs)
         except (OSError, ValueError) as exc:  # not a model folder, a missing file, no network, an unknown config
             self.processor = self.model = None
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -386,9 +350,8 @@ class HFBackend(Backend):
         )
 
     def _chunkable(self) -> bool:
-        """Whether the loaded model's cache can be filled chunk by chunk and cut to a prefix: every
-        layer of its dynamic cache keeps all past tokens (no sliding window or recurrent state), and its
-        forward takes ``logits_to_keep`` (a chunk needs no logits)."""
+        """Whether the loaded model's cache can be filled chunk by chunk and cut to a prefix: every layer
+        keeps all past tokens (no sliding window or recurrent state), and forward takes ``logits_to_keep``."""
         cache = transformers.DynamicCache(config=self.model.config)
         plain = all(type(layer) is transformers.cache_utils.DynamicLayer for layer in cache.layers)
         takes = inspect.signature(self.model.forward).parameters
@@ -397,9 +360,8 @@ class HFBackend(Backend):
         return plain and "logits_to_keep" in takes
 
     def prefilled(self, ids: list[int]) -> Any:
-        """A dynamic cache holding the states of ``ids`` up to their last chunk boundary before the end
-        (at least one token is left for ``generate``): the longest kept prefix, then chunk by chunk;
-        the result is kept for later prompts."""
+        """A dynamic cache of ``ids`` up to their last chunk boundary before the end (one token at least is
+        left for ``generate``): the longest kept prefix, then chunk by chunk; kept for later prompts."""
         chunk = self.prefill_chunk
         whole = (len(ids) - 1) // chunk * chunk
         cache = transformers.DynamicCache(config=self.model.config)
@@ -412,15 +374,6 @@ class HFBackend(Backend):
         if whole > start:
             self.prefixes.add(ids[:whole], [(layer.keys.clone(), layer.values.clone()) for layer in cache.layers])
         return cache
-
-    def _check_text_only(self, config: Any) -> None:
-        """A text-only model whose params entry says it takes media: one line saying what to declare."""
-        if self.takes:
-            raise ConfigError(
-                f"models.{self.spec.name}: {self.source!r} is a text-only causal LM ({type(config).__name__}),"
-                f" but its entry takes {', '.join(sorted(self.takes))};"
-                f" declare `modalities: []` in models.{self.spec.name}"
-            )
 
     def grammar(self, schema: dict[str, Any]) -> Any:
         """The compiled xgrammar grammar of ``schema`` for this model's tokenizer (compiled once per schema)."""
@@ -529,8 +482,7 @@ class HFBackend(Backend):
             on_result(index, response)
 
     def generate_kwargs(self, decoding: Decoding) -> dict[str, Any]:
-        """The ``generate`` arguments of one decoding: greedy at temperature 0, else sampling (with
-        ``top_p`` when set); ``stop_strings`` when the request has stop strings."""
+        """The ``generate`` arguments of one decoding: greedy at temperature 0, else sampling."""
         kwargs: dict[str, Any] = {"max_new_tokens": decoding.max_tokens, "pad_token_id": self.tokenizer.pad_token_id}
         if decoding.temperature > 0:
             kwargs.update(do_sample=True, temperature=decoding.temperature)
@@ -571,8 +523,11 @@ class HFBackend(Backend):
             if torch.is_tensor(value) and value.is_floating_point():
                 inputs[name] = value.to(model_dtype)
         generate_kwargs = self.generate_kwargs(decoding)
-        if schemas and any(s is not None for s in schemas):
-            generate_kwargs["logits_processor"] = [self._constraint_processor(schemas)]
+        if schemas and any(s is not None for s in schemas):  # a new processor per call (it keeps state)
+            from xgrammar.contrib.hf import LogitsProcessor
+
+            grammars = [self.grammar(schema) for schema in schemas if schema is not None]
+            generate_kwargs["logits_processor"] = [LogitsProcessor(grammars)]
         if decoding.temperature > 0:
             torch.manual_seed(self.context.seed if decoding.seed is None else decoding.seed)
         if self._chunked and len(prompts) == 1:  # one prompt at a time: prefill in chunks, reuse a prefix
@@ -597,17 +552,9 @@ class HFBackend(Backend):
             )
         return out
 
-    def _constraint_processor(self, schemas: Sequence[dict[str, Any] | None]) -> Any:
-        """One xgrammar logits processor for a batch (a new one per ``generate`` call: it keeps state),
-        each row with its own grammar (a batch is constrained whole or not at all: complete_many groups so)."""
-        from xgrammar.contrib.hf import LogitsProcessor
-
-        return LogitsProcessor([self.grammar(schema) for schema in schemas if schema is not None])
-
     def _answer(self, ids: list[int], eos: set[int], decoding: Decoding) -> tuple[str, int, str]:
-        """(text, output tokens, finish reason) of one generated row: cut after the first
-        end-of-sequence token, or before the first stop string (tokens counted up to the one that
-        completed it); ``length`` when neither came within ``max_tokens``."""
+        """(text, output tokens, finish reason) of one generated row: cut after the first end-of-sequence
+        token, or before the first stop string; ``length`` when neither came within ``max_tokens``."""
         n_eos = next((pos + 1 for pos, tok in enumerate(ids) if tok in eos), None)
         n = len(ids) if n_eos is None else n_eos
         text = self.tokenizer.decode(ids[:n], skip_special_tokens=True)

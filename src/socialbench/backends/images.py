@@ -1,11 +1,9 @@
 """Reading the media of a request, checked against the content hash in its cache key, and laying a
 message's parts out as wire-format content blocks (:func:`content_blocks`).
 
-What a model sees is exactly what the key names: bytes are read once and their sha256 compared. An
-image is sent as the source has it (as the paper presents it), scaled down deterministically (LANCZOS,
-PNG) only for a backend's documented limit (:class:`ImageLimits`) or a params ``image_size``; both are
-part of the identity. Video clips and audio are sent as they are. A ``[view]`` label precedes a part
-that has a view.
+An image is sent as the source has it, scaled down deterministically (LANCZOS, PNG) only for a backend's
+documented limit (:class:`ImageLimits`) or a params ``image_size``; both are part of the identity.
+Video clips and audio are sent as they are.
 """
 
 from __future__ import annotations
@@ -16,7 +14,7 @@ import mimetypes
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from socialbench.core.backend import AudioPart, ImagePart, VideoPart
 from socialbench.core.errors import SocialbenchError
@@ -27,14 +25,13 @@ from socialbench.media.images import ImageUnreadable, open_image, unreadable
 if TYPE_CHECKING:  # pragma: no cover
     from PIL.Image import Image as PILImage
 
-    from socialbench.core.backend import AudioPart, ImagePart, Message, Request, VideoPart
+    from socialbench.core.backend import Message, Request
 
 _MEDIA_TYPES = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp"}
 
 
 class ImageChanged(SocialbenchError):
-    """A media file (image, frame, clip, audio) no longer has the bytes its request (and cache key)
-    was built from."""
+    """A media file no longer has the bytes its request (and cache key) was built from."""
 
 
 @dataclass(frozen=True)
@@ -51,14 +48,8 @@ class EncodedImage:
         return f"data:{self.media_type};base64,{self.base64()}"
 
 
-class _FilePart(Protocol):
-    path: Any
-    sha256: Any
-
-
-def read_checked(part: _FilePart) -> bytes:
-    """The file's bytes (an image, a video clip or an audio file), after checking they hash to
-    ``part.sha256``."""
+def read_checked(part: ImagePart | VideoPart | AudioPart) -> bytes:
+    """The media file's bytes, after checking they hash to ``part.sha256``."""
     if not part.path or not part.sha256:
         raise ValueError(f"a {getattr(part, 'kind', 'media')} part without a file (path and sha256) cannot be read")
     data = read_file_bytes(part.path, "media file")  # a FIFO or device is refused, never opened
@@ -73,9 +64,8 @@ def read_checked(part: _FilePart) -> bytes:
 
 @dataclass(frozen=True)
 class ImageLimits:
-    """A backend's documented limits on one image it sends (docs/backends.md names each source):
-    ``max_side`` pixels on the longest side; above ``many_images`` images in one request,
-    ``many_max_side``; ``max_base64_bytes`` of the image's base64 text. None: no such limit."""
+    """A backend's documented limits on one image (docs/backends.md): ``max_side`` pixels on the longest
+    side (``many_max_side`` above ``many_images`` images a request), ``max_base64_bytes``. None: no limit."""
 
     max_side: int | None = None
     many_images: int | None = None
@@ -104,8 +94,7 @@ def fitted_size(size: tuple[int, int], max_side: int | None) -> tuple[int, int]:
 
 
 def _smallest(*sides: int | None) -> int | None:
-    given = [s for s in sides if s is not None]
-    return min(given) if given else None
+    return min((s for s in sides if s is not None), default=None)
 
 
 def _scaled(img: PILImage, max_side: int | None) -> PILImage:
@@ -117,13 +106,17 @@ def _scaled(img: PILImage, max_side: int | None) -> PILImage:
     return img.resize(size, Image.Resampling.LANCZOS)
 
 
-def load_pil(part: ImagePart, max_side: int | None = None) -> PILImage:
-    """The image as RGB Pillow image, scaled so that its longest side is at most ``max_side``."""
-    img = open_image(read_checked(part), part.path)
+def _loaded(img: PILImage, path: Any) -> PILImage:
     try:
         img.load()
     except Exception as exc:  # truncated or corrupt pixel data
-        raise unreadable(part.path, exc) from exc
+        raise unreadable(path, exc) from exc
+    return img
+
+
+def load_pil(part: ImagePart, max_side: int | None = None) -> PILImage:
+    """The image as RGB Pillow image, scaled so that its longest side is at most ``max_side``."""
+    img = _loaded(open_image(read_checked(part), part.path), part.path)
     return _scaled(img.convert("RGB"), max_side)
 
 
@@ -138,10 +131,8 @@ _MAX_SHRINKS = 8
 def encode_for_api(
     part: ImagePart, max_side: int | None = None, limits: ImageLimits = NO_LIMITS, n_images: int = 1
 ) -> EncodedImage:
-    """Bytes to send to an API, and the size sent: the original file when its format is one every API
-    accepts and it is within ``max_side`` (params ``image_size``; None: any) and the backend's
-    ``limits`` for a request of ``n_images`` images; otherwise a deterministic PNG re-encoding scaled to
-    fit them (over the byte limit: scaled further, by the square root of the overshoot, until within)."""
+    """Bytes to send to an API, and the size sent: the original file when every API takes its format and it
+    is within ``max_side`` and ``limits``; else a deterministic PNG re-encoding scaled to fit them."""
     raw = read_checked(part)
     img = open_image(raw, part.path)
     fmt = img.format or ""
@@ -153,10 +144,7 @@ def encode_for_api(
         and (most is None or _base64_len(len(raw)) <= most)
     ):
         return EncodedImage(_MEDIA_TYPES[fmt], raw, img.size)
-    try:
-        img.load()
-    except Exception as exc:  # truncated or corrupt pixel data
-        raise unreadable(part.path, exc) from exc
+    img = _loaded(img, part.path)
     keeps_alpha = img.mode in ("RGBA", "LA") or (img.mode == "P" and "transparency" in img.info)
     img = img.convert("RGBA" if keeps_alpha else "RGB")
     for _ in range(_MAX_SHRINKS + 1):
@@ -173,9 +161,7 @@ def encode_for_api(
 
 
 def sent_image_parts(request: Request, native_video: bool = False) -> list[ImagePart]:
-    """The images a request sends, in order, as :func:`content_blocks` lays them out: its images and
-    the frames of each video it sends as frames (``native_video``: a video with its file goes as the
-    clip, its frames are not sent)."""
+    """The images a request sends, in order, as :func:`content_blocks` lays them out."""
     out: list[ImagePart] = []
 
     def image(part: ImagePart) -> Block:
@@ -188,9 +174,7 @@ def sent_image_parts(request: Request, native_video: bool = False) -> list[Image
 
 
 def images_sent(request: Request, size: Callable[[ImagePart, int], tuple[int, int]], native_video: bool = False):
-    """The [width, height] of every image the request sends (:func:`sent_image_parts`), as ``size``
-    (part, images in the request) gives it: what a trace records per request. None for a request with
-    no image (its trace keeps its bytes)."""
+    """The [width, height] of every image the request sends, as ``size(part, n_images)`` gives it, or None."""
     parts = sent_image_parts(request, native_video)
     return [list(size(p, len(parts))) for p in parts] or None
 
@@ -218,11 +202,6 @@ def encode_audio(part: AudioPart) -> EncodedImage:
     return EncodedImage(f"audio/{part.format}", read_checked(part))
 
 
-def view_label(view: str) -> dict[str, Any]:
-    """The text block that names the camera or panel of the part after it, e.g. ``[Closeup A]``."""
-    return {"type": "text", "text": f"[{view}]"}
-
-
 Block = dict[str, Any]
 
 
@@ -232,35 +211,33 @@ def content_blocks(
     video: Callable[[VideoPart], Block] | None = None,
     audio: Callable[[AudioPart], Block] | None = None,
 ) -> list[Block]:
-    """A message's content as wire-format blocks, in order: ``{"type": "text"}`` for text (empty
-    strings dropped); ``image(part)`` for an image; for a video, ``video(part)`` when the backend sends
-    native video (``video`` given) and the part has its file, else ``image(frame)`` for each sampled
-    frame; ``audio(part)`` for audio. A part with a ``view`` is preceded by the label ``[view]`` (a
-    frame's own view is not repeated when it equals its video's). A part the backend cannot render is
-    a ValueError (:func:`socialbench.core.backend.check_requests` refuses such requests first)."""
+    """A message's content as wire-format blocks, in order: text (empty strings dropped); ``image(part)``
+    for an image; for a video, ``video(part)`` when given and the part has its file, else ``image(frame)``
+    for each sampled frame; ``audio(part)`` for audio. A part with a ``view`` is preceded by the label
+    ``[view]`` (a frame's is not repeated when it equals its video's). A part the backend cannot render is
+    a ValueError."""
     out: list[Block] = []
 
-    def images(part: ImagePart, outer_view: str | None = None) -> None:
-        if part.view is not None and part.view != outer_view:
-            out.append(view_label(part.view))
-        out.append(image(part))
+    def label(view: str | None, outer_view: str | None = None) -> None:
+        if view is not None and view != outer_view:
+            out.append({"type": "text", "text": f"[{view}]"})  # the camera or panel of the part after it
 
     for part in message.content:
         if isinstance(part, str):
             if part:
                 out.append({"type": "text", "text": part})
         elif isinstance(part, ImagePart):
-            images(part)
+            label(part.view)
+            out.append(image(part))
         elif isinstance(part, VideoPart):
             if video is not None and part.sha256:
-                if part.view is not None:
-                    out.append(view_label(part.view))
+                label(part.view)
                 out.append(video(part))
             elif part.frames:
-                if part.view is not None:
-                    out.append(view_label(part.view))
+                label(part.view)
                 for frame in part.frames:
-                    images(frame, part.view)
+                    label(frame.view, part.view)
+                    out.append(image(frame))
             else:
                 raise ValueError("a video given only as a file cannot be sent to a backend without native video")
         elif isinstance(part, AudioPart):

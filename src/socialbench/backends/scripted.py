@@ -1,9 +1,5 @@
-"""A deterministic scripted backend for tests (a test double, not a model).
-
-Options: ``responses`` (request id -> answer; a list is consumed call by call, to script retries),
-``default``, ``fail_ids`` (fail with an error), ``finish_reasons`` (default ``stop``). ``calls``
-counts every call. It reads no media, so it takes every kind of part.
-"""
+"""A deterministic scripted backend for tests (a test double, not a model): options in
+scripted.options.json (a list of responses is consumed call by call, to script retries)."""
 
 from __future__ import annotations
 

@@ -1,54 +1,30 @@
 """``transformers_serve``: a model folder served by ``transformers serve``, spoken to through ``openai_compat``.
 
-Started, shared and stopped like ``vllm serve`` (:mod:`socialbench.backends.vllm_servers`); see
-docs/backends.md. A GGUF file is refused (the server cannot load one: its config names no architecture).
-**JSON mode is not enforced**: the server ignores ``response_format`` (transformers 5.24), so the
-declaration says ``json_mode.enforced: false`` and the tables say so in a note.
-
-Options (``models.<name>.options``), besides those of ``openai_compat``:
-  base_url         use this running server instead of starting one (SOCIALBENCH_SERVER_URL_<MODEL> wins)
-  served_model_name  the model's name on a server the user runs (default: model_id)
-  executable       command that starts the server (default: the job's Python, ``-m transformers.cli.transformers``)
-  device           --device (default auto: the server's choice; cpu, cuda, cuda:N)
-  dtype            --dtype (default auto: the weights' own); part of the cache key
-  extra_args       further ``transformers serve`` arguments (list of strings)
-  startup_timeout  seconds to wait for /health (default 600: loading a folder takes seconds to minutes)
-  log_path         server log (default logs/transformers-serve/<model name>.log, appended)
-  threads          CPU threads of the server's torch (OMP_NUM_THREADS; default: torch's own choice)
+Started, shared and stopped like ``vllm serve`` (docs/backends.md; options: transformers_serve.options.json).
+**JSON mode is not enforced**: the server ignores ``response_format`` (transformers 5.24), as the
+declaration and the tables say.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
-import logging
 import os
 import sys
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from socialbench.backends.openai_compat import OpenAICompatBackend
-from socialbench.backends.vllm_servers import (
-    NodeServerBackend,
-    ServerProcess,
-    free_port,
-    server_executable,
-)
+from socialbench.backends.vllm_servers import NodeServerBackend, ServerProcess, server_executable
 from socialbench.core.backend import BackendContext, ModelSpec
 from socialbench.core.errors import ConfigError, MissingDependency
-
-log = logging.getLogger("socialbench.backends")
 
 #: What ``transformers serve`` imports besides transformers (the extra ``serve``: transformers[serving]).
 SERVER_MODULES = ("transformers", "fastapi", "uvicorn", "accelerate")
 
 
 def check_model_folder(folder: Path, where: str) -> None:
-    """What ``transformers serve`` needs of a model folder, checked before it starts (its own failure is
-    a traceback in its log): a ``config.json`` that names the model class (``architectures``: the server
-    loads ``getattr(transformers, config.architectures[0])``; a config without it fails there, as a GGUF
-    file's does). A ConfigError naming the folder and what to do."""
+    """A ``config.json`` naming the model class (``architectures``), checked before the server starts."""
     config = folder / "config.json"
     if not config.is_file():
         raise ConfigError(
@@ -64,20 +40,6 @@ def check_model_folder(folder: Path, where: str) -> None:
             f"{where}: {config} names no architectures, which transformers serve needs to load the model"
             ' (e.g. "architectures": ["LlamaForCausalLM"], as save_pretrained writes it)'
         )
-
-
-def server_env(threads: object, environ: Mapping[str, str]) -> dict[str, str] | None:
-    """The server process's environment: the job's, with torch's CPU threads set to ``threads`` (torch
-    reads OMP_NUM_THREADS at start), so that it takes the cores its job declares; None (inherit) when unset."""
-    if threads is None:
-        return None
-    return {**environ, "OMP_NUM_THREADS": str(int(threads)), "MKL_NUM_THREADS": str(int(threads))}
-
-
-class TransformersServer(ServerProcess):
-    """One ``transformers serve`` process: started on a free loopback port, health-checked, stopped."""
-
-    label = "transformers serve"
 
 
 class TransformersServeBackend(NodeServerBackend, OpenAICompatBackend):
@@ -100,23 +62,23 @@ class TransformersServeBackend(NodeServerBackend, OpenAICompatBackend):
                 " FOLDER) and name that folder"
             )
         self.model_source = str(folder)
-        external_url = self.external_url(spec.name, options)
-        port = None if self.external else int(options.get("port") or free_port())
-        base_url = external_url or f"http://127.0.0.1:{port}/v1"
+        port, base_url = self.node_url(spec.name, options)
         super().__init__(spec, context, base_url=base_url)
         if self.external:
             self.served_model = options.get("served_model_name") or str(spec.model_id or folder)
         else:
             self.served_model = self.force_model()
-            self.server = TransformersServer(
+            # torch's CPU threads, read at the server's start ("": the job's environment as it is)
+            threads = "" if options.get("threads") is None else str(int(options["threads"]))
+            self.server = ServerProcess(
                 self.server_command(port),
                 port,
                 Path(options.get("log_path") or f"logs/transformers-serve/{spec.name}.log"),
                 float(options.get("startup_timeout", 600)),
-                env=server_env(options.get("threads"), os.environ),
+                env=dict(os.environ, OMP_NUM_THREADS=threads, MKL_NUM_THREADS=threads) if threads else None,
+                label="transformers serve",
             )
 
-    # ---- what is served -----------------------------------------------------------------------------
     def local_folder(self) -> Path | None:
         """The model folder, when the model is one on this machine (None: a hub id)."""
         path = Path(self.model_source).expanduser()
@@ -124,9 +86,8 @@ class TransformersServeBackend(NodeServerBackend, OpenAICompatBackend):
         return path.resolve() if looks_local else None
 
     def force_model(self) -> str:
-        """The model the server preloads, and the ``model`` every request names (the server answers only
-        that one): a local folder by its absolute path (two working trees never share a server by a
-        relative name), a hub id with its revision when one is pinned or resolved."""
+        """The model the server preloads and every request names: a local folder by its absolute path (two
+        working trees never share a server by a relative name), a hub id with its pinned or resolved revision."""
         folder = self.local_folder()
         if folder is not None:
             return str(folder)
@@ -143,11 +104,8 @@ class TransformersServeBackend(NodeServerBackend, OpenAICompatBackend):
             ident["dtype"] = self.spec.options["dtype"]
         return ident
 
-    # ---- the server ---------------------------------------------------------------------------------
     def _executable(self) -> list[str]:
-        """The command that starts the server: ``options.executable``, else the job's own Python running
-        transformers' CLI (``python -m transformers.cli.transformers``: the same environment as the job,
-        whatever is on PATH)."""
+        """``options.executable``, else the job's own Python running transformers' CLI (whatever is on PATH)."""
         exe = self.spec.options.get("executable")
         if exe is None:
             missing = [m for m in SERVER_MODULES if importlib.util.find_spec(m) is None]

@@ -1,19 +1,14 @@
 """``vllm``: an open-weight model served by ``vllm serve``, spoken to through ``openai_compat``.
 
 The server is started, shared and stopped by :mod:`socialbench.backends.vllm_servers` unless
-``options.base_url`` or ``SOCIALBENCH_SERVER_URL_<MODEL>`` names a running one; docs/backends.md
-describes it. Video goes natively as a ``video_url`` data URL of the clip (frames when no file), audio as
-``input_audio``; the server must allow them (``limit_mm_per_prompt``). Without ``revision`` in params
-the model is pinned as ``hf`` pins it, and a hub commit is the owned server's ``--revision``, so the
-answers and the cache key agree.
-
-Options (``models.<name>.options``), besides those of ``openai_compat``: see docs/backends.md.
+``options.base_url`` or ``SOCIALBENCH_SERVER_URL_<MODEL>`` names a running one (docs/backends.md; options:
+vllm_backend.options.json). Video goes natively as a ``video_url`` data URL of the clip. An unpinned hub
+model's resolved commit is the owned server's ``--revision``, so the answers and the cache key agree.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -31,14 +26,6 @@ from socialbench.backends.vllm_servers import (  # noqa: F401 - ServerFailed, fr
 from socialbench.core.backend import BackendContext, ModelSpec, Request, VideoPart
 from socialbench.core.errors import ConfigError
 
-log = logging.getLogger("socialbench.backends")
-
-
-class VllmServer(ServerProcess):
-    """One ``vllm serve`` process: started on a free loopback port, health-checked, stopped."""
-
-    label = "vllm serve"
-
 
 class VllmBackend(NodeServerBackend, OpenAICompatBackend):
     """A vLLM server (owned or the user's) behind the OpenAI-compatible client."""
@@ -52,17 +39,16 @@ class VllmBackend(NodeServerBackend, OpenAICompatBackend):
         if not spec.model_id:
             raise ConfigError(f"models.{spec.name}.model_id is required (a Hugging Face id or a local path)")
         self.model_source = str(spec.model_id)
-        external_url = self.external_url(spec.name, options)
-        port = None if self.external else int(options.get("port") or free_port())
-        base_url = external_url or f"http://127.0.0.1:{port}/v1"
+        port, base_url = self.node_url(spec.name, options)
         super().__init__(spec, context, base_url=base_url)
         self.served_model = spec.name if not self.external else (options.get("served_model_name") or spec.model_id)
         if not self.external:
-            self.server = VllmServer(
+            self.server = ServerProcess(
                 self.server_command(port),
                 port,
                 Path(options.get("log_path") or f"logs/vllm/{spec.name}.log"),
                 float(options.get("startup_timeout", 1800)),
+                label="vllm serve",
             )
 
     def identity(self) -> dict[str, Any]:
@@ -90,18 +76,13 @@ class VllmBackend(NodeServerBackend, OpenAICompatBackend):
             cmd += ["--max-model-len", str(int(o["max_model_len"]))]
         limit = o.get("limit_mm_per_prompt") or {"image": int(self.spec.max_frames)}
         cmd += ["--limit-mm-per-prompt", json.dumps(limit, sort_keys=True)]
-        for key, flag in (
-            ("dtype", "--dtype"),
-            ("quantization", "--quantization"),
-            ("gpu_memory_utilization", "--gpu-memory-utilization"),
-        ):
+        for key in ("dtype", "quantization", "gpu_memory_utilization"):
             if o.get(key) is not None:
-                cmd += [flag, str(o[key])]
+                cmd += ["--" + key.replace("_", "-"), str(o[key])]
         return cmd + ["--seed", str(self.context.seed), *self.extra_args()]
 
     def preflight(self, requests: Sequence[Request], ids: Sequence[str] | None = None):
-        """Check the server command line and these requests with the installed vLLM, without starting
-        the server (see :mod:`socialbench.backends.vllm_preflight`). Returns a ``PreflightReport``."""
+        """Check the server command line and these requests with the installed vLLM (a ``PreflightReport``)."""
         if self.server is None:
             raise ConfigError(
                 f"{self.where}: the preflight checks the server this backend starts; with base_url there is none"

@@ -1,9 +1,6 @@
 """vLLM preflight: what ``vllm serve`` would do with our command line and our requests, checked through
-vLLM's own code without starting its engine (a CPU is enough; no weights are run).
-
-A ``vllm serve`` start costs minutes of GPU time, so what it would reveal late is checked first: the
-serve arguments, the engine configuration, each request body (validated, rendered, fitting the image
-limit and model length, greedy) and the guided JSON grammar (docs/backends.md, "vLLM preflight").
+vLLM's own code without starting its engine (a CPU is enough): the serve arguments, the engine
+configuration, each request body and the guided JSON grammar (docs/backends.md, "vLLM preflight").
 Written against vLLM 0.33; an internal API it cannot find is a failed check naming it, not a crash.
 """
 
@@ -38,36 +35,18 @@ class PreflightReport:
         self.problems.append(f"{check}: {problem}")
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "vllm_version": self.vllm_version,
-            "ok": self.ok,
-            "checks": self.checks,
-            "problems": self.problems,
-            "model": self.model,
-            "requests": self.requests,
-        }
+        fields = ("checks", "problems", "model", "requests")
+        return {"vllm_version": self.vllm_version, "ok": self.ok, **{k: getattr(self, k) for k in fields}}
 
 
 def _use_cpu_platform_without_cuda() -> None:
-    """Without a CUDA device, vLLM's platform detection fails; its CPU platform is enough to
-    resolve configuration and render requests (must run before vLLM first resolves its platform)."""
-    if "VLLM_TARGET_DEVICE" in os.environ:
-        return
+    """Without a CUDA device vLLM's platform detection fails; its CPU platform is enough (set before import)."""
     try:
         import torch
-
-        has_cuda = torch.cuda.is_available()
     except ImportError:  # pragma: no cover - vLLM needs torch
-        has_cuda = False
-    if not has_cuda:
-        os.environ["VLLM_TARGET_DEVICE"] = "cpu"
-
-
-def _serve_argv(server_command: Sequence[str]) -> list[str]:
-    command = list(server_command)
-    if "serve" not in command:
-        raise ValueError(f"not a `vllm serve` command line: {command}")
-    return command[command.index("serve") + 1 :]
+        torch = None
+    if torch is None or not torch.cuda.is_available():
+        os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
 
 
 def _image_count(body: Mapping[str, Any]) -> int:
@@ -80,20 +59,10 @@ def _image_count(body: Mapping[str, Any]) -> int:
     )
 
 
-def _answers(schema: Mapping[str, Any]) -> tuple[str, str]:
-    """A valid answer (the first option of every enum) and one outside the schema."""
-    props = schema.get("properties", {})
-    keys = list(schema.get("required") or props)
-    valid = {k: (props[k].get("enum") or ["x"])[0] for k in keys}
-    invalid = {k: "not-an-option" for k in keys}
-    return json.dumps(valid, ensure_ascii=False), json.dumps(invalid, ensure_ascii=False)
-
-
 def preflight(
     server_command: Sequence[str], bodies: Sequence[Mapping[str, Any]], ids: Sequence[str] | None = None
 ) -> PreflightReport:
-    """Check a ``vllm serve`` command line and the chat-completion bodies sent to it (see module doc).
-    ``ids`` name the requests in problems (default: their index)."""
+    """Check a ``vllm serve`` command line and the bodies sent to it; ``ids`` name the requests."""
     _use_cpu_platform_without_cuda()
     try:
         import vllm
@@ -115,10 +84,13 @@ def preflight(
         report.fail("serve arguments parse", f"this vLLM lacks an API the preflight uses ({exc})")
         return report
     said = io.StringIO()
+    command = list(server_command)
     try:
         parser = make_arg_parser(FlexibleArgumentParser(prog="vllm serve"))
+        if "serve" not in command:
+            raise ValueError(f"not a `vllm serve` command line: {command}")
         with contextlib.redirect_stderr(said):
-            args = parser.parse_args(_serve_argv(server_command))
+            args = parser.parse_args(command[command.index("serve") + 1 :])
     except (SystemExit, ValueError) as exc:  # argparse exits on an unknown flag or a bad value
         why = said.getvalue().strip().splitlines()[-1:] or [str(exc)]
         report.fail("serve arguments parse", f"vLLM's parser rejected {shlex.join(server_command)}: {why[0]}")
@@ -258,7 +230,11 @@ def _grammar_problem(vllm_config, model_config, tokenizer, schema: dict[str, Any
     except ImportError as exc:
         return f"this vLLM lacks an API the preflight uses ({exc})"
     backend = GrammarBackend(vllm_config, tokenizer=tokenizer, vocab_size=model_config.get_vocab_size())
-    valid, invalid = _answers(schema)
+    props = schema.get("properties", {})
+    keys = list(schema.get("required") or props)
+    # a valid answer (the first option of every enum) and one outside the schema
+    valid = json.dumps({k: (props[k].get("enum") or ["x"])[0] for k in keys}, ensure_ascii=False)
+    invalid = json.dumps({k: "not-an-option" for k in keys}, ensure_ascii=False)
     grammar = backend.compile_grammar(StructuredOutputOptions.JSON, json.dumps(schema))
     ids = tokenizer.encode(valid, add_special_tokens=False)
     if not grammar.accept_tokens("preflight", ids):

@@ -1,16 +1,11 @@
 """One model server per model on a node (``vllm serve``, ``transformers serve``), shared by every job
-of that model there, and the server process itself (:class:`ServerProcess`).
+of that model there (docs/scale-out.md, "One model server per model"), and the server process itself.
 
-Loading a checkpoint takes minutes, so jobs attach to a node-local registry (:func:`runtime_dir`) of
-``<key>.json`` records and ``<key>.lock`` flocks, keyed by the command line without its port. The last
-user to leave stops the server unless :data:`KEEP_ENV` keeps it for the pipeline's end hook; under a
-scheduler the owner waits for the other users (the server lives on its allocation). Users are
-``pid:start time``, so a dead or reused pid is not taken for a user. See docs/scale-out.md ("One model
-server per model").
-
-**What is signalled** (docs/security.md, "Process control"): a record is evidence, not an order; a
-process group is signalled only when :func:`stale_reason` proves the pid is the server this project
-started. Other records are refused or removed as stale, never signalled; foreign files are left alone.
+Loading a checkpoint takes minutes, so jobs attach to a node-local registry of ``<key>.json`` records
+and ``<key>.lock`` flocks, keyed by the command line without its port. The last user (``pid:start
+time``) to leave stops the server unless :data:`KEEP_ENV` keeps it; under a scheduler the owner waits
+for the other users. A process group is signalled only when :func:`stale_reason` proves the pid is the
+server this project started (docs/security.md, "Process control"); foreign files are left alone.
 """
 
 from __future__ import annotations
@@ -36,7 +31,7 @@ import urllib.request
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from socialbench.backends.revision import hub_offline, resolve_revision
 from socialbench.core.backend import check_requests
@@ -59,42 +54,14 @@ DIR_ENV = "SOCIALBENCH_SERVER_DIR"
 #: Snakefile for a local run only (a cluster job's server ends with the job anyway).
 KEEP_ENV = "SOCIALBENCH_KEEP_SERVERS"
 
-_TRUE = {"1", "yes", "true", "on"}
 #: What a record's key looks like: a name (:func:`server_key` makes 16 hex digits), never a path.
 KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 #: The files of a record ``<key>``: the record, its lock, the record being rewritten.
 RECORD_SUFFIXES = (".json", ".lock", ".json.tmp")
-#: The fields every record holds: a JSON object with none of them is another program's file (a folder
-#: such as results/mlflow given to ``--dir``), named and left alone, never a refused record.
+#: The fields every record holds: a JSON object with none of them is another program's file, left alone.
 RECORD_FIELDS = ("key", "pid", "port")
-#: The prefix vLLM gives its processes' titles (setproctitle rewrites /proc/<pid>/cmdline), so a vLLM
-#: server whose title replaced its command line is still recognised (its pid and start time must match).
+#: The prefix of vLLM's process titles (setproctitle rewrites /proc/<pid>/cmdline).
 VLLM_TITLE = "VLLM::"
-
-
-class Server(Protocol):
-    """What the registry needs of a server process (:class:`ServerProcess`)."""
-
-    command: list[str]
-    port: int
-    log_path: Path
-    proc: Any
-
-    def start(self) -> None: ...
-
-    def stop(self) -> None: ...
-
-
-def runtime_dir(environ: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if environ is None else environ
-    if env.get(DIR_ENV):
-        return Path(env[DIR_ENV])
-    return Path(tempfile.gettempdir()) / f"socialbench-{os.getuid()}" / "servers"
-
-
-def keep_servers(environ: Mapping[str, str] | None = None) -> bool:
-    env = os.environ if environ is None else environ
-    return env.get(KEEP_ENV, "").strip().lower() in _TRUE
 
 
 def server_key(command: list[str], port: int) -> str:
@@ -113,8 +80,7 @@ def _user() -> str:
 
 
 def _alive(user: object) -> bool:
-    """Whether the process of a ``pid:start[:token]`` of this host still runs (not a reused pid). An
-    entry that names no possible pid is no live user."""
+    """Whether the process of a ``pid:start[:token]`` of this host still runs (not a reused pid)."""
     pid_text, started = ([*str(user).split(":"), ""])[:2]
     try:
         pid = int(pid_text)
@@ -137,8 +103,7 @@ def _alive(user: object) -> bool:
 
 
 def is_server_command(command: object, port: object) -> bool:
-    """Whether a recorded command line is a model server's: ``EXECUTABLE... serve MODEL ... --port PORT``
-    (what ``VllmBackend.server_command`` builds)."""
+    """Whether a recorded command line is a model server's: ``EXECUTABLE... serve MODEL ... --port PORT``."""
     if not isinstance(command, list) or len(command) < 3 or not all(isinstance(a, str) for a in command):
         return False
     has_port = any(command[i] == "--port" and command[i + 1] == str(port) for i in range(len(command) - 1))
@@ -158,9 +123,8 @@ def runs_command(actual: list[str] | None, command: list[str]) -> bool:
 
 
 def stale_reason(record: Mapping[str, Any]) -> str | None:
-    """None when the record's process is provably the server this project started, checked now (a pid that
-    may be signalled, the recorded start time, a model server's command line or vLLM's process title,
-    leading its own process group, which is what is signalled); else why the record is stale."""
+    """None when the record's process is provably the server this project started (pid, start time, a
+    model server's command line or vLLM's title, leading its own process group); else why it is stale."""
     pid = record.get("pid")
     refusal = signal_refusal(pid)
     if refusal is not None:
@@ -212,11 +176,7 @@ def log_tail(path: Path, lines: int = 30) -> str:
 
 
 class ServerProcess:
-    """One model server process (``vllm serve``, ``transformers serve``): started in its own session on
-    a loopback port, its output appended to a log file, waited for until ``/health`` answers, stopped
-    with its process group. ``label`` names it in messages."""
-
-    label = "model server"
+    """One model server process in its own session on a loopback port, waited for until ``/health`` answers."""
 
     def __init__(
         self,
@@ -225,7 +185,9 @@ class ServerProcess:
         log_path: Path,
         startup_timeout_s: float,
         env: Mapping[str, str] | None = None,
+        label: str = "model server",  # names it in messages
     ):
+        self.label = label
         self.command = command
         self.env = env  # None: the job's own environment
         self.port = port
@@ -237,15 +199,11 @@ class ServerProcess:
     def root(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def healthy(self) -> bool:
-        return healthy(self.port)
-
     def start(self) -> None:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.log_path, "ab") as fh:
-            fh.write(f"\n===== {time.strftime('%Y-%m-%d %H:%M:%S')} {shlex.join(self.command)}\n".encode())
-        logf = open(self.log_path, "ab")
-        try:
+        with open(self.log_path, "ab") as logf:
+            logf.write(f"\n===== {time.strftime('%Y-%m-%d %H:%M:%S')} {shlex.join(self.command)}\n".encode())
+            logf.flush()
             # Own process group, so stop() also ends the workers a server spawns.
             self.proc = subprocess.Popen(
                 self.command,
@@ -255,8 +213,6 @@ class ServerProcess:
                 start_new_session=True,
                 env=None if self.env is None else dict(self.env),
             )
-        finally:
-            logf.close()
         atexit.register(self.stop)
         deadline = time.monotonic() + self.startup_timeout_s
         while time.monotonic() < deadline:
@@ -266,7 +222,7 @@ class ServerProcess:
                     f"{self.label} exited with code {code} before becoming"
                     f" healthy; log {self.log_path}:\n{log_tail(self.log_path)}"
                 )
-            if self.healthy():
+            if healthy(self.port):
                 log.info("%s up on port %d (log %s)", self.label, self.port, self.log_path)
                 return
             time.sleep(0.25)
@@ -287,21 +243,15 @@ class ServerProcess:
         try:
             proc.wait(timeout=grace_s)
         except subprocess.TimeoutExpired:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
             proc.wait(timeout=10)
-        try:
-            atexit.unregister(self.stop)
-        except Exception:  # pragma: no cover
-            pass
+        atexit.unregister(self.stop)
 
 
 def stop_recorded(record: Mapping[str, Any], grace_s: float = 30.0) -> str | None:
-    """End a recorded server that is not this process's child: SIGTERM to its process group, SIGKILL after
-    ``grace_s``, each only while :func:`stale_reason` proves it is the server. None when signalled (or
-    ended meanwhile), else why the record is stale (nothing signalled)."""
+    """SIGTERM a recorded server's process group, SIGKILL after ``grace_s``, each only while
+    :func:`stale_reason` proves it is the server. None when signalled, else why the record is stale."""
     reason = stale_reason(record)
     if reason is not None:
         return reason
@@ -322,15 +272,12 @@ def stop_recorded(record: Mapping[str, Any], grace_s: float = 30.0) -> str | Non
 
 
 def is_foreign(record: object) -> bool:
-    """Whether a parsed ``<name>.json`` is no server record at all: a JSON object holding none of
-    :data:`RECORD_FIELDS` (a summary, a config of another program). One holding any of them is a
-    record, checked by :func:`record_problem`; one that does not parse is refused (a record cut short)."""
+    """Whether a parsed ``<name>.json`` is another program's JSON object (none of :data:`RECORD_FIELDS`)."""
     return isinstance(record, dict) and not any(name in record for name in RECORD_FIELDS)
 
 
 def record_problem(record: object, stem: str) -> tuple[str | None, str] | None:
-    """What makes a parsed record file ``<stem>.json`` no record (field or None, message), None when it
-    is one. A pid that no record may name is refused here (see :func:`signal_refusal`)."""
+    """What makes a parsed record file ``<stem>.json`` no record (field or None, message), or None."""
     if not isinstance(record, dict):
         return None, "is not a server record (cut short, or not a JSON object); remove it once its server is gone"
     for name, kind in (("key", str), ("pid", int), ("port", int)):
@@ -359,21 +306,20 @@ class Lease:
     port: int
     owner: bool
     user: str = ""  # this use's entry in the server's users
-    server: Server | None = None  # the process object, in the process that started it
+    server: ServerProcess | None = None  # the process object, in the process that started it
     released: bool = False
     at_exit: Callable[[], None] | None = field(default=None, repr=False)
-
-    @property
-    def root(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
 
 
 class SharedServers:
     """The node's registry of shared servers (see the module doc)."""
 
     def __init__(self, directory: Path | None = None, *, keep: bool | None = None, poll_s: float = 1.0):
-        self.dir = runtime_dir() if directory is None else Path(directory)
-        self.keep = keep_servers() if keep is None else keep
+        default_dir = Path(tempfile.gettempdir()) / f"socialbench-{os.getuid()}" / "servers"
+        self.dir = Path(directory or os.environ.get(DIR_ENV) or default_dir)
+        if keep is None:
+            keep = os.environ.get(KEEP_ENV, "").strip().lower() in {"1", "yes", "true", "on"}
+        self.keep = keep
         self.poll_s = poll_s
 
     # ---- records -------------------------------------------------------------------------------
@@ -400,12 +346,6 @@ class SharedServers:
     def _drop(self, key: str) -> None:
         (self.dir / f"{key}.json").unlink(missing_ok=True)
 
-    def _record_paths(self) -> list[Path]:
-        """The record files of the folder: regular files ``<key>.json`` (a link or folder is none)."""
-        if not self.dir.is_dir():
-            return []
-        return [p for p in sorted(self.dir.glob("*.json")) if KEY.match(p.stem) and p.is_file() and not p.is_symlink()]
-
     @staticmethod
     def _load(path: Path) -> object:
         """A record file parsed, or None when it cannot be read or parsed (cut short)."""
@@ -415,8 +355,7 @@ class SharedServers:
             return None
 
     def foreign_files(self) -> list[str]:
-        """Names in the folder that are no record, lock or record being written, and ``<name>.json``
-        files that are JSON objects of another program (:func:`is_foreign`): listed, left alone."""
+        """Names in the folder that are no record, lock or record being written, or another program's JSON."""
         if not self.dir.is_dir():
             return []
         out = []
@@ -431,12 +370,14 @@ class SharedServers:
 
     def records(self) -> list[dict[str, Any]]:
         """Every recorded server of the node, dead users dropped, with ``running`` and ``stale`` (why not, or
-        None). A record that is not one is a DataError naming file and field, never acted on; a JSON object
-        with none of a record's fields is another program's file (:func:`is_foreign`), skipped."""
+        None). A record that is not one is a DataError naming file and field; another program's file is skipped."""
         if self.dir.exists() and not self.dir.is_dir():
             raise DataError(str(self.dir), "is a file, not a folder of server records (--dir takes a folder)")
         out = []
-        for path in self._record_paths():
+        paths = sorted(self.dir.glob("*.json")) if self.dir.is_dir() else []
+        for path in paths:
+            if not KEY.match(path.stem) or not path.is_file() or path.is_symlink():
+                continue  # no record file (a link or a folder is none)
             rec = self._load(path)
             if is_foreign(rec):
                 continue  # another program's JSON file: named by foreign_files, left alone
@@ -450,7 +391,7 @@ class SharedServers:
         return out
 
     # ---- attach, start, release ----------------------------------------------------------------
-    def acquire(self, server: Server, model: str = "") -> Lease:
+    def acquire(self, server: ServerProcess, model: str = "") -> Lease:
         """Attach to the running server with ``server``'s command line, or start ``server`` (and own it)."""
         key = server_key(server.command, server.port)
         with self._locked(key):
@@ -460,7 +401,6 @@ class SharedServers:
                 log.warning("server record %s: %s; replaced, nothing signalled", self.dir / f"{key}.json", problem[1])
                 self._drop(key)
             elif rec is not None:
-                pid = rec["pid"]
                 stale = stale_reason(rec)
                 if stale is None and healthy(rec["port"]):
                     user = _user()
@@ -470,7 +410,7 @@ class SharedServers:
                         "model server for %s: attached to the running one on port %d (pid %d, log %s)",
                         model or key,
                         rec["port"],
-                        pid,
+                        rec["pid"],
                         rec.get("log_path"),
                     )
                     return self._leased(Lease(key, int(rec["port"]), owner=False, user=user))
@@ -509,8 +449,7 @@ class SharedServers:
         return lease
 
     def release(self, lease: Lease) -> None:
-        """Leave the server's users; the last one out stops it (unless kept). The owner first waits
-        for the others (its allocation holds the server)."""
+        """Leave the server's users; the last one out stops it (unless kept); the owner waits for the others."""
         if lease.released:
             return
         lease.released = True
@@ -539,8 +478,7 @@ class SharedServers:
             time.sleep(self.poll_s)
 
     def _stop(self, lease: Lease | None, rec: dict[str, Any]) -> str | None:
-        """Stop the record's server and remove the record; None, or why the record was stale (its pid
-        was not signalled)."""
+        """Stop the record's server and remove the record; None, or why the record was stale."""
         stale = None
         if lease is not None and lease.server is not None and lease.server.proc is not None:
             lease.server.stop()  # our child: stopped and reaped
@@ -556,8 +494,7 @@ class SharedServers:
 
     def stop(self, *, force: bool = False, started_in: str | None = None) -> StopResult:
         """Stop the node's idle servers (``force``: those in use too; ``started_in``: only those started
-        from this working tree), and remove stale records without signalling anything. Returns what was
-        stopped and what was removed as stale."""
+        from this working tree), and remove stale records without signalling anything."""
         result = StopResult()
         for rec in self.records():
             if started_in is not None and rec.get("started_in") != started_in:
@@ -566,14 +503,9 @@ class SharedServers:
                 current = self._read(rec["key"])
                 if current is None or current.get("pid") != rec["pid"] or record_problem(current, rec["key"]):
                     continue  # replaced meanwhile
-                stale = stale_reason(current)
-                if stale is None and not force and any(_alive(u) for u in current.get("users", [])):
-                    continue
-                if stale is None:
-                    stale = self._stop(None, current)
-                else:
-                    self._drop(current["key"])
-                    log.warning("server record %s is stale (%s): removed, nothing signalled", current["key"], stale)
+                if not force and stale_reason(current) is None and any(_alive(u) for u in current.get("users", [])):
+                    continue  # in use
+                stale = self._stop(None, current)  # a stale record is removed, nothing signalled
                 if stale is None:
                     result.stopped.append(current)
                 else:
@@ -590,8 +522,7 @@ class StopResult:
 
 
 def stop_servers(*, force: bool = False, started_in: str | None = None, directory: Path | None = None) -> int:
-    """The pipeline's end (Snakefile ``onsuccess``/``onerror``): stop this node's idle servers; how many.
-    A record that is not one is logged and left: the pipeline's own result stands."""
+    """The pipeline's end (Snakefile ``onsuccess``/``onerror``): stop this node's idle servers; how many."""
     try:
         return len(SharedServers(directory).stop(force=force, started_in=started_in).stopped)
     except SocialbenchError as exc:
@@ -616,9 +547,8 @@ def server_executable(exe: Any, where: str, backend: str, install: str) -> list[
 
 
 class NodeServerBackend:
-    """A mixin before ``OpenAICompatBackend`` for a model behind this node's shared server: attached to or
-    started only when there is work (a fully cached rerun starts none), released after the API client is
-    closed. ``self.server`` is None for a server the user runs."""
+    """A mixin before ``OpenAICompatBackend`` for a model behind this node's shared server, attached to or
+    started only when there is work; ``self.server`` is None for a server the user runs."""
 
     server: ServerProcess | None
     lease: Lease | None
@@ -626,25 +556,25 @@ class NodeServerBackend:
     #: What the owned server serves and what an unpinned revision is resolved from.
     model_source: str
 
-    def external_url(self, name: str, options: Mapping[str, Any]) -> str | None:
-        """The URL of a server the user runs (``options.base_url`` or ``SOCIALBENCH_SERVER_URL_<MODEL>``),
-        else None; a URL that is none stops here, before anything else (the key rule depends on it)."""
+    def node_url(self, name: str, options: Mapping[str, Any]) -> tuple[int | None, str]:
+        """(the owned server's port, None for a server the user runs, and the client's base URL); a user's
+        server URL that is none stops here, before anything else (the key rule depends on it)."""
         found = external_server(name, {"options": options}, os.environ)
         problem = server_url_problem(found[0]) if found else None
         if found and problem:
             raise ConfigError(f"{found[1]}: {problem}")
-        url = found[0] if found else None
-        self.external = bool(url)
+        self.external = bool(found and found[0])
         self.server = self.lease = None
         self.servers = SharedServers()
         self._revision: str | None = None
         self._resolved = False
-        return url
+        if self.external:
+            return None, found[0]
+        port = int(options.get("port") or free_port())
+        return port, f"http://127.0.0.1:{port}/v1"
 
     def resolved_revision(self) -> str | None:
-        """The pinned revision, else (owned server) what ``model_source`` resolves to
-        (``backends.revision``: a local folder's fingerprint or a hub commit), once; None for an unpinned
-        model on a server the user runs."""
+        """The pinned revision, else (owned server) what ``model_source`` resolves to (once)."""
         if self.spec.revision or self.external:
             return self.spec.revision
         if not self._resolved:

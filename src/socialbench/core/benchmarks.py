@@ -297,8 +297,10 @@ class Benchmark(abc.ABC):
         return settings
 
     def settings_keys(self, section: dict[str, Any], run: str) -> list[str]:
-        """The params keys :meth:`method_settings` reads for ``run`` (its infer stage's params, rules/infer.smk)."""
-        return [kind if kind == "robustness" else f"{kind}.{name}" for kind, name in settings_sources(run)]
+        """The params keys :meth:`method_settings` reads for ``run``: its inference stage's params
+        (rules/infer.smk), so editing one method's settings reruns only its runs. An order run's order
+        is in its name, hence its command: ``robustness`` (its models, methods) is no key of it."""
+        return [f"{kind}.{name}" for kind, name in settings_sources(run) if kind != "robustness"]
 
     def run_needs(self, section: dict[str, Any], run: str) -> tuple[Need, ...]:
         """What run ``run`` needs of its model: its method's :meth:`Method.needs`; a benchmark may add."""

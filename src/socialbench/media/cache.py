@@ -1,18 +1,15 @@
 """Content-addressed frame cache with one sidecar manifest per sampled clip (docs/media.md, "Frame
 cache and manifests").
 
-The key is sha256 over the video's bytes, the sampling, the ffmpeg build and the cache format version
-(not the file name: the same bytes under another name are the same video), so a rerun reads frames back
-without starting any process. Layout: ``<key[:2]>/<key>/manifest.json`` and ``<index:06d>.png`` per
-entry, ``.locks/`` and ``.tmp/``, and ``index.json`` (:meth:`FrameCache.write_index`: the cache's
-Snakemake output, so Snakemake removes only it before the job). Entries are written to ``.tmp`` and
-renamed into place under a per-key lock, so no half-written entry is ever seen;
-:meth:`FrameCache.prune` removes killed runs' leftovers. The ffmpeg hash memo is machine-specific, so
-it lives in the user's cache (:func:`tool_memo_dir`).
+The key is sha256 over the video's bytes (not its name), the sampling, the ffmpeg build and the cache
+format, so a rerun reads frames back without starting any process. Layout: ``<key[:2]>/<key>/`` (manifest
+and frames), ``.locks/``, ``.tmp/`` and ``index.json`` (the cache's Snakemake output). Entries are written
+to ``.tmp`` and renamed into place under a per-key lock, so no half-written entry is ever seen.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -70,15 +67,9 @@ class FrameManifest:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], folder: Path) -> FrameManifest:
-        return cls(
-            key=data["key"],
-            key_parts=data["key_parts"],
-            source=data["source"],
-            size=tuple(data["size"]),  # type: ignore[arg-type]
-            ffmpeg_version=data["ffmpeg_version"],
-            frames=[FrameRecord(**f) for f in data["frames"]],
-            folder=folder,
-        )
+        plain = {k: data[k] for k in ("key", "key_parts", "source", "ffmpeg_version")}
+        frames = [FrameRecord(**f) for f in data["frames"]]
+        return cls(**plain, size=tuple(data["size"]), frames=frames, folder=folder)  # type: ignore[arg-type]
 
     def paths(self) -> list[Path]:
         return [self.folder / f.file for f in self.frames]
@@ -145,18 +136,19 @@ class FrameCache:
                 return None
         return manifest
 
+    def _key(self, video: str | Path, sampling: FrameSampling) -> tuple[dict[str, Any], str]:
+        check_file(video)
+        parts = self.key_parts(sha256_file(video), sampling)
+        return parts, sha256_json(parts)
+
     def lookup(self, video: str | Path, sampling: FrameSampling) -> FrameManifest | None:
         """The cached frames of ``video`` under ``sampling``, or None; starts no process."""
-        check_file(video)
-        key = sha256_json(self.key_parts(sha256_file(video), sampling))
-        return self._load(self._folder(key))
+        return self._load(self._folder(self._key(video, sampling)[1]))
 
     def frames(self, video: str | Path, sampling: FrameSampling) -> FrameManifest:
         """Sampled frames of ``video``: from the cache, else from one ffmpeg decoding pass.
         Raises :class:`~socialbench.media.errors.MediaError` for unusable media."""
-        check_file(video)
-        parts = self.key_parts(sha256_file(video), sampling)
-        key = sha256_json(parts)
+        parts, key = self._key(video, sampling)
         folder = self._folder(key)
         manifest = self._load(folder)
         if manifest is None:
@@ -190,9 +182,8 @@ class FrameCache:
         )
 
     def prune(self, keep: set[str]) -> int:
-        """Remove every entry (and its lock) whose key is not in ``keep``, so the versioned frame folder holds
-        exactly the frames the processed instances name; return how many. Root files (the index) stay;
-        killed extractions under ``.tmp/`` go too (:meth:`remove_stale_tmp`)."""
+        """Remove every entry (and its lock) whose key is not in ``keep``, and killed extractions' leftovers;
+        return how many entries went. Root files (the index) stay."""
         removed = 0
         for key in self.keys():
             if key not in keep:
@@ -217,27 +208,22 @@ class FrameCache:
             stem, _, pid = path.name.rpartition(".")
             if not stem or not pid.isdigit() or _pid_alive(int(pid)):
                 continue
-            if path.is_dir() and not path.is_symlink():
-                lock = self._lock_path(stem)
-                if not lock.exists():  # nobody ever locked this key here: nothing to wait for
+            lock = self._lock_path(stem)
+            # an entry's leftover waits for its key's lock (unless nobody ever locked the key here)
+            entry = path.is_dir() and not path.is_symlink() and lock.exists()
+            try:
+                with FileLock(str(lock), timeout=0) if entry else contextlib.nullcontext():
                     remove_inside(path, tmp_dir, missing_ok=True)
-                else:
-                    try:
-                        with FileLock(str(lock), timeout=0):
-                            remove_inside(path, tmp_dir, missing_ok=True)
-                    except Timeout:
-                        log.info("frame cache: %s is being extracted by another process; leaving %s", stem, path)
-                        continue
-            else:
-                remove_inside(path, tmp_dir, missing_ok=True)
+            except Timeout:
+                log.info("frame cache: %s is being extracted by another process; leaving %s", stem, path)
+                continue
             log.info("frame cache: removed %s, left by a process that is gone", path)
             removed.append(path.name)
         return removed
 
     def index(self, keys: set[str] | list[str]) -> dict[str, Any]:
-        """The index of the entries ``keys``: ``{"entries": [sorted keys], "format": CACHE_FORMAT,
-        "frames": total frame count}``; nothing that depends on timing or the machine. Each entry
-        must be in the cache (its manifest is read, the frames are not hashed again)."""
+        """The index of the entries ``keys`` (each in the cache): ``{"entries": [sorted keys], "format":
+        CACHE_FORMAT, "frames": total frame count}``, nothing that depends on timing or the machine."""
         entries = sorted(set(keys))
         frames = 0
         for key in entries:
@@ -251,9 +237,8 @@ class FrameCache:
         return {"entries": entries, "format": CACHE_FORMAT, "frames": frames}
 
     def write_index(self, path: str | Path, keys: set[str] | list[str]) -> dict[str, Any]:
-        """Write :meth:`index` of ``keys`` to ``path`` atomically (sorted keys, so the same entries
-        give the same bytes); return it. Written through ``.tmp/`` (.dvcignore'd), so a killed
-        write leaves nothing in the versioned folder."""
+        """Write :meth:`index` of ``keys`` to ``path`` atomically and return it; inside the cache through
+        ``.tmp/`` (.dvcignore'd), so a killed write leaves nothing in the versioned folder."""
         index = self.index(keys)
         text = json.dumps(index, sort_keys=True, indent=1) + "\n"
         path = Path(path)

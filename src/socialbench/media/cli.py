@@ -145,8 +145,9 @@ def cut_cmd(
         if created and not any(out_dir.iterdir()):
             out_dir.rmdir()  # a failed cut leaves no trace (cut_views removes the clips it wrote)
         raise
-    (out_dir / "clip.json").write_text(json.dumps(result.to_dict(), indent=2, sort_keys=True) + "\n", "utf-8")
-    typer.echo(json.dumps(result.to_dict(), indent=2, sort_keys=True))
+    text = json.dumps(result.to_dict(), indent=2, sort_keys=True)
+    (out_dir / "clip.json").write_text(text + "\n", "utf-8")
+    typer.echo(text)
 
 
 def _mosaic_positions(text: str, n_views: int) -> list[int]:

@@ -1,10 +1,8 @@
 """Clips of synchronized views, the 2x2 mosaic (:func:`cut_views`, :func:`build_mosaic`), and mono
 16 kHz WAV audio (:func:`extract_audio`); errors are MediaErrors naming the file and a problem code.
 
-Cuts re-encode (libx264, single-threaded, bit-exact) rather than stream-copy: a copy starts at a
-keyframe, up to a GOP (often 10 s) early per view, breaking identical timestamps. Accurate input
-seeking keeps exactly the frames with ``start <= t < end`` in every view; AVI views, without
-presentation times, are cut by frame index (:func:`_counted_input`).
+Cuts re-encode (bit-exact) rather than stream-copy, which starts at a keyframe up to a GOP early per
+view; AVI views, without presentation times, are cut by frame index (:func:`_counted_input`).
 """
 
 from __future__ import annotations
@@ -60,8 +58,8 @@ class CutResult:
 
 
 def label_font(font: str | Path | None = None) -> Path:
-    """The font for mosaic labels: the one given, else DejaVu Sans Bold shipped with matplotlib
-    (an MLflow dependency, so always installed), else the system copy."""
+    """The font for mosaic labels: the one given, else matplotlib's DejaVu Sans Bold (an MLflow
+    dependency), else the system copy."""
     candidates: list[Path] = []
     if font is not None:
         candidates.append(Path(font))
@@ -94,9 +92,8 @@ def _check_window(info: MediaInfo, start: Fraction, end: Fraction) -> None:
 def check_views(
     views: Sequence[str | Path], start: Fraction, end: Fraction, max_skew_frames: float = 1.0
 ) -> list[MediaInfo]:
-    """Probe the views of one recording and check that they can be cut together: each has a
-    video stream that covers the window, and their lengths differ by at most ``max_skew_frames``
-    frames (a longer gap means they are not the same recording or one is damaged)."""
+    """Probe the views of one recording and check they can be cut together: each has a video stream
+    covering the window, and their lengths differ by at most ``max_skew_frames`` frames."""
     infos = [probe(v) for v in views]
     for info in infos:
         require_video(info)
@@ -185,16 +182,11 @@ def cut_views(
     encode: EncodeSettings = EncodeSettings(),
     max_skew_frames: float = 1.0,
 ) -> CutResult:
-    """Cut ``[start, end)`` seconds from every view with the same timestamps, in one ffmpeg
-    process (each view decoded once, its frames shared with the mosaic). Times count from the
-    start of each view's video stream, like frame timestamps do; a clip keeps exactly the frames
-    with ``start <= t < end``.
-
-    ``outputs`` (one per view, or None for a mosaic only) receive the re-encoded clips. With
-    ``mosaic``, four of the views also go, scaled to one panel size and labelled, into a 2x2
-    ``xstack`` mosaic. Afterwards every output is probed; all must hold the same number of frames
-    within one frame, or the cut is reported as a DECODE_MISMATCH.
-    """
+    """Cut ``[start, end)`` seconds (from each view's video stream start) from every view in one ffmpeg
+    process, each view decoded once: a clip keeps exactly the frames with ``start <= t < end``.
+    ``outputs`` (one per view, or None for a mosaic only) receive the clips; ``mosaic`` puts four views,
+    scaled and labelled, into a 2x2 ``xstack``. All outputs must hold the same frame count within one
+    (else DECODE_MISMATCH)."""
     if not views:
         raise ValueError("no views to cut")
     if outputs is not None and len(outputs) != len(views):
@@ -216,9 +208,8 @@ def cut_views(
 
 
 def _counting_timeline(view: str | Path, info: MediaInfo) -> VideoTimeline | None:
-    """The frame timeline of a view whose packets carry no presentation times (AVI), else None.
-    Only AVI is listed (one demux-only pass): other containers keep their presentation times, and
-    listing the packets of a long MP4 for every clip would cost time for nothing."""
+    """The frame timeline of a view whose packets carry no presentation times (AVI), else None: only
+    AVI is listed, as listing a long MP4's packets for every clip would cost time for nothing."""
     if "avi" not in info.format_name.split(","):
         return None
     timeline = video_timeline(view)
@@ -233,15 +224,11 @@ def _counted_input(
 ) -> tuple[Any, int, int, Fraction]:
     """The frames ``start <= t < end`` of a video without presentation times, by frame index.
 
-    ffmpeg's accurate seek drops the frames whose decoder timestamp is before ``-ss``; an AVI has no
-    presentation times, so with B-frames those timestamps are guesses (the decoding time of a later
-    packet) and a cut started one to three frames early. Instead decoding starts exactly at the
-    keyframe before the first frame (:func:`~socialbench.media.frames.seek_time`, ``-noaccurate_seek``),
-    ``trim`` keeps the frames by their count from there, and ``setpts`` gives them the times of the
-    timeline, relative to ``start`` as an ordinary cut does. Returns the stream, the first and end
-    frame indices, and the decoder timestamp the first kept frame must have (checked by the caller
-    from ``showinfo``). Without ``seek`` decoding starts at the first frame (always exact; slower).
-    """
+    In an AVI with B-frames the decoder's timestamps are guesses, so an accurate seek started a cut one
+    to three frames early. Instead decoding starts exactly at the keyframe before the first frame
+    (:func:`~socialbench.media.frames.seek_time`; without ``seek``, at frame 0), ``trim`` keeps frames
+    by count and ``setpts`` gives them the timeline's times. Returns the stream, the first and end frame
+    indices, and the decoder timestamp the first kept frame must have (the caller checks it)."""
     lo = bisect.bisect_left(timeline.times, start)
     hi = bisect.bisect_left(timeline.times, end)
     pos = bisect.bisect_right(timeline.keyframes, lo) - 1
@@ -270,10 +257,8 @@ def _counted_input(
 
 
 def _cut(views, infos, timelines, s, e, outputs, mosaic, encode, *, seek: bool) -> CutResult:
-    # Window times count from each view's video start; -ss counts from its container start.
-    # Each view's video stream by its index ("[0:<index>]"): the one MediaInfo.video chose, not cover art.
-    # One decoding thread per view and one filter thread: the same frames, and on short clips the
-    # threads cost more to start and hand over than they save (the encoders are single-threaded too).
+    # Each view's video stream by its index (MediaInfo.video's, not cover art); -ss counts from the
+    # container start. One thread per decoder and filter: on short clips threads cost more than they save.
     inputs = []
     counted: list[tuple[str, int, int, Fraction | None]] = []  # view, first and end frame, first timestamp
     for v, info, timeline in zip(views, infos, timelines):
@@ -307,26 +292,25 @@ def _cut(views, infos, timelines, s, e, outputs, mosaic, encode, *, seek: bool) 
         pw, ph = mosaic.panel or first
         pw, ph = pw - pw % 2, ph - ph % 2
         font = label_font(mosaic.font)
-        panels = []
-        for vi, label in zip(mosaic.views, mosaic.labels):
-            panels.append(
-                branches[vi]
-                .pop(0)
-                .filter("scale", pw, ph, flags="bicubic+accurate_rnd+full_chroma_int")
-                .filter("setsar", 1)
-                .filter(
-                    "drawtext",
-                    fontfile=str(font),
-                    text=label,
-                    fontsize=max(10, ph // 8),
-                    fontcolor="white",
-                    box=1,
-                    boxcolor="black",
-                    boxborderw=max(2, ph // 60),
-                    x=max(2, ph // 40),
-                    y=max(2, ph // 40),
-                )
+        panels = [
+            branches[vi]
+            .pop(0)
+            .filter("scale", pw, ph, flags="bicubic+accurate_rnd+full_chroma_int")
+            .filter("setsar", 1)
+            .filter(
+                "drawtext",
+                fontfile=str(font),
+                text=label,
+                fontsize=max(10, ph // 8),
+                fontcolor="white",
+                box=1,
+                boxcolor="black",
+                boxborderw=max(2, ph // 60),
+                x=max(2, ph // 40),
+                y=max(2, ph // 40),
             )
+            for vi, label in zip(mosaic.views, mosaic.labels)
+        ]
         grid = ffmpeg.filter(panels, "xstack", inputs=4, layout="0_0|w0_0|0_h0|w0_h0")
         Path(mosaic.output).parent.mkdir(parents=True, exist_ok=True)
         outs.append(ffmpeg.output(grid, str(mosaic.output), **encode.output_args()))
@@ -340,8 +324,7 @@ def _cut(views, infos, timelines, s, e, outputs, mosaic, encode, *, seek: bool) 
     written = [Path(p) for p in (outputs or [])] + ([Path(mosaic.output)] if mosaic is not None else [])
     try:
         # a full disk names the first file written (all of them are removed below)
-        out = written[0] if written else None
-        proc = run_ffmpeg(args, views[0], f"cutting [{float(s)}, {float(e)}) from {len(views)} view(s)", out=out)
+        proc = run_ffmpeg(args, views[0], f"cutting [{float(s)}, {float(e)}) from {len(views)} view(s)", written[0])
         if counted:
             _check_counted(counted, proc.stderr.decode("utf-8", "replace"), check_start=seek)
         return _checked_cut(views, infos, s, e, outputs, mosaic, mosaic_size, encode)
@@ -357,10 +340,8 @@ _SHOWINFO_LINE = re.compile(
 
 
 def _check_counted(counted: list[tuple[str, int, int, Fraction | None]], log_text: str, *, check_start: bool) -> None:
-    """Each view cut by frame index got exactly its frames (``showinfo`` after ``trim``, one filter
-    instance per view in the order of the views) and, when it was decoded from a keyframe after a
-    seek, its first kept frame has the decoder timestamp of the frame wanted: otherwise decoding
-    started elsewhere (DECODE_MISMATCH, "decoding did not start at frame ...")."""
+    """Each view cut by frame index got exactly its frames (``showinfo`` after ``trim``, one per view in
+    order) and, after a seek, its first frame has the wanted decoder timestamp (else DECODE_MISMATCH)."""
     seen: dict[int, list[tuple[int, Fraction]]] = {}
     for m in _SHOWINFO_LINE.finditer(log_text):
         seen.setdefault(int(m.group(1)), []).append((int(m.group(2)), Fraction(m.group(4))))
@@ -392,9 +373,8 @@ def _expected_frames(info: MediaInfo, start: Fraction, end: Fraction) -> int | N
 
 
 def _check_not_short(view: str | Path, info: MediaInfo, start: Fraction, end: Fraction, got: int) -> None:
-    """A clip with fewer frames than the window holds at the view's rate comes from a source that is
-    shorter than it claims (truncated) or than the window: MediaError naming the source. A variable
-    frame rate (a gap in the frames) is told apart by the source's own frame times."""
+    """A clip with fewer frames than the window holds at the view's rate: a source shorter than it claims
+    or than the window, a MediaError naming it (the source's frame times tell a variable rate apart)."""
     expected = _expected_frames(info, start, end)
     if expected is None or got >= expected - 1:
         return

@@ -47,10 +47,6 @@ def _output_codec(image_format: str) -> tuple[dict[str, Any], str]:
     raise ValueError(f"unknown image format {image_format!r}")
 
 
-def _select_expr(indices: Sequence[int]) -> str:
-    return "+".join(f"eq(n,{i})" for i in indices)
-
-
 MAX_SEGMENTS = 32  # inputs one extraction may open (each seeks to a keyframe)
 # Opening one more input (demuxer, decoder, seek) costs about as much CPU as decoding this many
 # pixels (measured with the bundled ffmpeg: ~10 ms an input; ~0.1 ms a 160x120 frame): a small
@@ -75,13 +71,9 @@ def extract_frames(
     seek: bool = True,
 ) -> list[ExtractedFrame]:
     """Write the frames ``indices`` (ascending, display order) of a video to ``out_dir`` as
-    ``<index:06d>.<ext>``, from one decoding pass of one ffmpeg process.
-
-    With ``seek`` the pass starts at the keyframe before each group of wanted frames, skipping stretches
-    longer than opening one more input costs (:func:`~socialbench.media.sampling.plan_segments`); without,
-    it decodes from the first frame. ``showinfo``'s timestamp of every kept frame must equal the timeline's;
-    a seek that lands elsewhere is retried without seeking, then a DECODE_MISMATCH. Frames are upright,
-    longest side at most ``max_side``, bit-exact, and do not depend on ``seek``."""
+    ``<index:06d>.<ext>`` from one ffmpeg process: with ``seek`` from the keyframe before each group of
+    them (:func:`~socialbench.media.sampling.plan_segments`). Every frame's timestamp must be the
+    timeline's; a seek that lands elsewhere is retried from the start. Frames are upright, bit-exact."""
     idx = list(indices)
     if not idx:
         raise ValueError("no frames to extract")
@@ -129,27 +121,26 @@ def _extract_segments(
     abs_time = [timeline.origin + t for t in timeline.times]  # on the file's clock, as -copyts keeps it
     outputs = []
     for j, seg in enumerate(segments):
+        # one decoding thread per input: the same frames, and threads cost more to start than these
+        # short stretches take to decode
+        opts: dict[str, Any] = {"threads": 1}
         out_opts: dict[str, Any] = {}
         if timeline.dts_only:
             # No presentation times: start exactly at the keyframe (verified below by the decoder's
             # timestamps) and count decoded frames; the output stops after its last target.
-            opts: dict[str, Any] = {"threads": 1}
             if seg.first > 0:
-                opts = {"threads": 1, "noaccurate_seek": None, "ss": ffmpeg_seconds(seek_time(timeline, seg.first))}
+                opts.update({"noaccurate_seek": None, "ss": ffmpeg_seconds(seek_time(timeline, seg.first))})
             out_opts["frames:v"] = len(seg.targets)
         else:
             # The window runs from the segment's keyframe to half a frame past its last target.
             nxt = abs_time[seg.last + 1] if seg.last + 1 < timeline.frame_count else timeline.origin + timeline.end
-            start = abs_time[seg.first] - timeline.file_start
-            stop = (abs_time[seg.last] + nxt) / 2 - timeline.file_start
-            # one decoding thread per input: the frames are the same, and threads cost more to start
-            # than these short stretches take to decode
-            opts = {"threads": 1, "t": ffmpeg_seconds(stop - max(start, Fraction(0)))}
+            start = max(abs_time[seg.first] - timeline.file_start, Fraction(0))
+            opts["t"] = ffmpeg_seconds((abs_time[seg.last] + nxt) / 2 - timeline.file_start - start)
             if seg.first > 0:
-                opts["ss"] = ffmpeg_seconds(max(start, Fraction(0)))
+                opts["ss"] = ffmpeg_seconds(start)
         stream = (
             ffmpeg.input(timeline.path, **opts)[str(video_index)]  # "[0:<index>]", not the first "[0:v]"
-            .filter("select", _select_expr([i - seg.first for i in seg.targets]))
+            .filter("select", "+".join(f"eq(n,{i - seg.first})" for i in seg.targets))
             .filter("scale", width, height, flags="bicubic+accurate_rnd+full_chroma_int")
             .filter("setsar", 1)
             .filter("format", pix_fmt)

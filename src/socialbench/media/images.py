@@ -14,9 +14,8 @@ from socialbench.core.io import read_file_bytes
 
 
 class ImageUnreadable(SocialbenchError, OSError):
-    """An image file that Pillow cannot decode (empty, random bytes, truncated, not an image). It is
-    an OSError too, as Pillow's own errors are, so backends that record a request's OSError as that
-    request's error keep doing so, now with the file named."""
+    """An image file that Pillow cannot decode; an OSError too, as Pillow's own errors are, so backends
+    record it as the request's error as before, now with the file named."""
 
 
 def unreadable(path: str | Path, exc: Exception, empty: bool = False) -> ImageUnreadable:

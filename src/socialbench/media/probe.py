@@ -13,7 +13,7 @@ import json
 import os
 import subprocess
 from collections import OrderedDict
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -46,26 +46,39 @@ def check_file(path: str | Path) -> Path:
     return p
 
 
-#: Answers of ffprobe in this process, by command line and the file's identity and change times: a
-#: meeting's clips probe the same source views once per clip (about a third of the clip step's
-#: ffmpeg processes), and a rewritten file gets new times, so it is probed again.
+#: Answers of ffprobe in this process: a meeting's clips probe the same source views once per clip.
 _PROBED: OrderedDict[tuple[Any, ...], tuple[bytes, str]] = OrderedDict()
 _PROBED_MAX = 256
+
+
+def _memo(memo: OrderedDict[tuple[Any, ...], Any], limit: int, path: Path, *args: Any, make: Any) -> Any:
+    """``make()``, kept in ``memo`` (the ``limit`` latest) by ``args`` and the file's identity and change
+    times, so a rewritten file is read again."""
+    try:
+        st = os.stat(path)
+        key: tuple[Any, ...] | None = (*args, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    except OSError:
+        key = None
+    if key is not None and key in memo:
+        memo.move_to_end(key)
+        return memo[key]
+    value = make()
+    if key is not None:
+        memo[key] = value
+        if len(memo) > limit:
+            memo.popitem(last=False)
+    return value
 
 
 def _ffprobe_json(path: Path, **kwargs: Any) -> tuple[dict[str, Any], str]:
     """ffprobe -show_format -show_streams (+kwargs) as JSON, with its stderr (warnings)."""
     args = [ffprobe_path(), "-v", "error", "-show_format", "-show_streams", "-of", "json"]
     args += convert_kwargs_to_cmd_line_args(kwargs) + [str(path)]
-    try:
-        st = os.stat(path)
-        key: tuple[Any, ...] | None = (*args, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-    except OSError:
-        key = None
-    if key is not None and key in _PROBED:
-        _PROBED.move_to_end(key)
-        out, err = _PROBED[key]
-        return json.loads(out.decode("utf-8")), err
+    out, err = _memo(_PROBED, _PROBED_MAX, path, *args, make=lambda: _run_ffprobe(path, args))
+    return json.loads(out.decode("utf-8")), err
+
+
+def _run_ffprobe(path: Path, args: list[str]) -> tuple[bytes, str]:
     proc = subprocess.run(args, capture_output=True, stdin=subprocess.DEVNULL)
     err = proc.stderr.decode("utf-8", "replace")
     if proc.returncode < 0:
@@ -76,12 +89,7 @@ def _ffprobe_json(path: Path, **kwargs: Any) -> tuple[dict[str, Any], str]:
         )
     if proc.returncode != 0:
         raise _classify_probe_failure(path, err)
-    data = json.loads(proc.stdout.decode("utf-8"))
-    if key is not None:
-        _PROBED[key] = (proc.stdout, err)
-        if len(_PROBED) > _PROBED_MAX:
-            _PROBED.popitem(last=False)
-    return data, err
+    return proc.stdout, err
 
 
 def _classify_probe_failure(path: Path, stderr: str) -> MediaError:
@@ -121,9 +129,7 @@ class StreamInfo:
     attached_pic: bool = False  # a still picture attached to the file (cover art), not video
 
 
-# ffprobe's image demuxers ("png_pipe", "jpeg_pipe", "webp_pipe", ...; "image2" when ffmpeg is
-# told to read a file pattern). They read a single picture, or a stream of concatenated pictures
-# (``ffmpeg -f image2pipe``), which is a video: the number of packets tells them apart.
+# ffprobe's image demuxers (also "png_pipe", "jpeg_pipe"...): one picture, or a stream of them (a video).
 _IMAGE_DEMUXERS = ("image2", "image2pipe")
 
 
@@ -220,22 +226,18 @@ def _fps(stream: dict[str, Any]) -> str | None:
     return None
 
 
-def _num(value: Any, kind: type = float) -> Any:
+def _num(value: Any, kind: Any = float) -> Any:
+    """ffprobe's value as ``kind``, None when it gives none or one that is not a ``kind``."""
     if value in (None, "N/A", ""):
         return None
     try:
         return kind(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, ZeroDivisionError):
         return None
 
 
 def _exact(value: Any) -> str | None:
-    if value in (None, "N/A", ""):
-        return None
-    try:
-        return str(Fraction(str(value)))
-    except (ValueError, ZeroDivisionError):
-        return None
+    return _num(value, lambda v: str(Fraction(str(v))))
 
 
 def _rotation(stream: dict[str, Any]) -> int:
@@ -251,31 +253,26 @@ def _rotation(stream: dict[str, Any]) -> int:
 def _media_info(
     path: Path, data: dict[str, Any], frame_count: int | None = None, source: str | None = None
 ) -> MediaInfo:
-    streams = []
-    for s in data.get("streams", []):
-        streams.append(
-            StreamInfo(
-                index=int(s.get("index", len(streams))),
-                codec_type=s.get("codec_type", "unknown"),
-                codec_name=s.get("codec_name"),
-                duration=_num(s.get("duration")),
-                width=_num(s.get("width"), int),
-                height=_num(s.get("height"), int),
-                fps=_fps(s) if s.get("codec_type") == "video" else None,
-                nb_frames=_num(s.get("nb_frames"), int),
-                sample_rate=_num(s.get("sample_rate"), int),
-                channels=_num(s.get("channels"), int),
-                start_time=_exact(s.get("start_time")),
-                attached_pic=bool((s.get("disposition") or {}).get("attached_pic")),
-            )
+    streams = tuple(
+        StreamInfo(
+            index=int(s.get("index", k)),
+            codec_type=s.get("codec_type", "unknown"),
+            codec_name=s.get("codec_name"),
+            duration=_num(s.get("duration")),
+            **{k: _num(s.get(k), int) for k in ("width", "height", "nb_frames", "sample_rate", "channels")},
+            fps=_fps(s) if s.get("codec_type") == "video" else None,
+            start_time=_exact(s.get("start_time")),
+            attached_pic=bool((s.get("disposition") or {}).get("attached_pic")),
         )
+        for k, s in enumerate(data.get("streams", []))
+    )
     fmt = data.get("format", {})
     info = MediaInfo(
         path=str(path),
         format_name=fmt.get("format_name", "unknown"),
         duration=_num(fmt.get("duration")),
         size_bytes=path.stat().st_size,
-        streams=tuple(streams),
+        streams=streams,
         start_time=_exact(fmt.get("start_time")),
     )
     v = info.video
@@ -283,9 +280,7 @@ def _media_info(
     if frame_count is None and v is not None and v.nb_frames:
         frame_count, source = v.nb_frames, "metadata"
     rotation = _rotation(video_raw) if video_raw else 0
-    return MediaInfo(
-        **{**info.__dict__, "rotation": rotation, "frame_count": frame_count, "frame_count_source": source}
-    )
+    return replace(info, rotation=rotation, frame_count=frame_count, frame_count_source=source)
 
 
 def _raw_stream(data: dict[str, Any], index: int) -> dict[str, Any] | None:
@@ -355,9 +350,7 @@ class VideoTimeline:
     time_base: Fraction
     keyframes: tuple[int, ...] = ()  # display indices of frames decoding can start from
     file_start: Fraction = Fraction(0)  # the container's start time (ffmpeg's -ss counts from it)
-    # The packets carry decoding times only (AVI stores no presentation times): ``times`` are the
-    # decoding times in order, which are the display times of a constant-rate stream, but the
-    # decoder's own timestamps are guesses, so frames are told apart by counting decoded frames.
+    # Decoding times only (AVI): ``times`` are those in order; frames are told apart by counting them.
     dts_only: bool = False
     reorder_delay: int = 0  # frames the decoder holds back before output (B-frames; ffprobe has_b_frames)
 
@@ -366,12 +359,8 @@ class VideoTimeline:
         return len(self.times)
 
     def decoder_time(self, i: int) -> Fraction:
-        """The timestamp ffmpeg's decoder gives frame ``i`` (seconds after the stream start).
-
-        With presentation times that is ``times[i]``. Without (``dts_only``), the decoder stamps
-        each frame with the decoding time of the packet it was handed when the frame came out,
-        ``reorder_delay`` packets later (measured with the bundled ffmpeg: x264 at its default
-        preset is 2 frames late, MPEG-4 Part 2 with B-frames 1), extrapolated past the last packet."""
+        """The timestamp ffmpeg's decoder gives frame ``i``: ``times[i]``, or without presentation times
+        the decoding time of the packet ``reorder_delay`` later (extrapolated past the last one)."""
         j = i + (self.reorder_delay if self.dts_only else 0)
         n = len(self.times)
         if j < n:
@@ -380,8 +369,7 @@ class VideoTimeline:
         return self.times[-1] + (j - n + 1) * step
 
 
-#: Timelines built in this process, by path and the file's identity and change times: a meeting's
-#: clips are cut from the same long AVI views, whose packet lists take longer to read than to list.
+#: Timelines built in this process: a meeting's clips are cut from the same long AVI views.
 _TIMELINES: OrderedDict[tuple[Any, ...], VideoTimeline] = OrderedDict()
 _TIMELINES_MAX = 32
 
@@ -390,20 +378,7 @@ def video_timeline(path: str | Path) -> VideoTimeline:
     """Frame times from the video packets (one demux-only pass); packets flagged for discard are not frames,
     and a container announcing more frames than it holds is truncated."""
     p = check_file(path)
-    try:
-        st = os.stat(p)
-        key: tuple[Any, ...] | None = (str(p), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-    except OSError:
-        key = None
-    if key is not None and key in _TIMELINES:
-        _TIMELINES.move_to_end(key)
-        return _TIMELINES[key]
-    timeline = _video_timeline(p)
-    if key is not None:
-        _TIMELINES[key] = timeline
-        if len(_TIMELINES) > _TIMELINES_MAX:
-            _TIMELINES.popitem(last=False)
-    return timeline
+    return _memo(_TIMELINES, _TIMELINES_MAX, p, str(p), make=lambda: _video_timeline(p))
 
 
 def _video_timeline(p: Path) -> VideoTimeline:
@@ -425,8 +400,7 @@ def _video_timeline(p: Path) -> VideoTimeline:
     pts: list[int] = []
     durations: list[int] = []
     key: list[bool] = []
-    missing = 0
-    no_pts = 0
+    missing = no_pts = 0
     for pkt in packets:
         flags = pkt.get("flags", "")
         if "D" in flags:
@@ -464,16 +438,13 @@ def _video_timeline(p: Path) -> VideoTimeline:
         origin = origin_pts * tb
         times = [(pts[i] - origin_pts) * tb for i in order]
         keyframes = [rank for rank, i in enumerate(order) if key[i]]
-        last_dur = durations[order[-1]] * tb
-        if last_dur <= 0:
-            last_dur = Fraction(1) / fps if fps else Fraction(0)
-        last = last_dur
+        last = durations[order[-1]] * tb
+        if last <= 0:
+            last = Fraction(1) / fps if fps else Fraction(0)
     end = times[-1] + last
     if is_still_image_format(info.format_name):
         keyframes = []  # a stream of pictures has no index to seek in: decode from the start
     info = _media_info(p, data, count, "packets")
-    start = (data.get("format") or {}).get("start_time")
-    file_start = Fraction(start) if start not in (None, "N/A") else Fraction(0)
     return VideoTimeline(
         path=str(p),
         info=info,
@@ -482,7 +453,7 @@ def _video_timeline(p: Path) -> VideoTimeline:
         origin=origin,
         time_base=tb,
         keyframes=tuple(keyframes),
-        file_start=file_start,
+        file_start=Fraction(info.start_time or 0),
         dts_only=no_pts > 0,
         reorder_delay=_num(raw.get("has_b_frames"), int) or 0,
     )

@@ -5,6 +5,7 @@ The command lines are built in probe, frames, encode and clips.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -117,10 +118,8 @@ def tool_identity(memo_dir: str | Path | None = None) -> str:
     memo: dict[str, str] = {}
     memo_file = Path(memo_dir) / "tool-ids.json" if memo_dir is not None else None
     if memo_file is not None and memo_file.is_file():
-        try:
+        with contextlib.suppress(OSError, ValueError):  # an unreadable memo is built again
             memo = json.loads(memo_file.read_text("utf-8"))
-        except (OSError, ValueError):
-            memo = {}
     if stamp in memo:
         return memo[stamp]
     digest = sha256_file(binary)

@@ -1,10 +1,8 @@
 """Which frames to take: pure functions over frame counts and exact timestamps (no I/O).
 
-Timestamps are :class:`fractions.Fraction` seconds (``pts * time_base``), so comparisons are exact.
-Conventions (docs/media.md): uniform N takes the middle frame of each of N equal segments,
-``index_k = floor((2k + 1) * F / (2N))`` (distinct when ``N <= F``; with ``N > F`` every frame once);
-fixed fps takes, at each ``t_k = k / fps`` before the end, the frame on screen then (real timestamps,
-so variable frame rate is handled).
+Timestamps are exact :class:`fractions.Fraction` seconds. Conventions (docs/media.md): uniform N takes the
+middle frame of each of N equal segments (every frame once when N > F); fixed fps takes, at each ``k / fps``
+before the end, the frame on screen then.
 """
 
 from __future__ import annotations
@@ -12,7 +10,7 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from fractions import Fraction
 from typing import Any, Literal
 
@@ -89,13 +87,7 @@ class FrameSampling:
 
     def key(self) -> dict[str, Any]:
         """Canonical description (exact fps as a string) for cache keys and manifests."""
-        return {
-            "mode": self.mode,
-            "count": self.count,
-            "fps": None if self.fps is None else str(self.fps),
-            "max_side": self.max_side,
-            "image_format": self.image_format,
-        }
+        return {**asdict(self), "fps": None if self.fps is None else str(self.fps)}
 
 
 def uniform_indices(n_frames: int, count: int) -> list[int]:
@@ -120,10 +112,7 @@ def fps_indices(timestamps: Sequence[Fraction], end: Fraction, fps: Fraction) ->
         raise ValueError(f"fps must be > 0, got {fps}")
     out: list[int] = []
     k = 0
-    while True:
-        t = Fraction(k) / fps
-        if t >= end:
-            break
+    while (t := Fraction(k) / fps) < end:
         i = max(bisect.bisect_right(timestamps, t) - 1, 0)
         if not out or out[-1] != i:
             out.append(i)
@@ -181,10 +170,6 @@ class Segment:
     first: int
     last: int
     targets: tuple[int, ...]
-
-    @property
-    def decoded(self) -> int:
-        return self.last - self.first + 1
 
 
 def plan_segments(

@@ -1,9 +1,7 @@
 """Synthetic videos whose frames carry their own index, and reading that index back.
 
-Each frame shows a band of ``BITS`` black/white cells along its bottom edge, bit ``b`` of the frame
-number in cell ``b``; it survives lossy compression and scaling, so any extracted frame, clip or
-mosaic panel decodes back to its source frame. Demo data paints it (:func:`draw_index`); tests render
-it with ffmpeg (tests/helpers/media_synth.py).
+Each frame shows ``BITS`` black/white cells along its bottom edge, bit ``b`` of its number in cell ``b``,
+which survives compression and scaling, so any extracted frame, clip or mosaic panel decodes back.
 """
 
 from __future__ import annotations

@@ -2,9 +2,8 @@
 relative to the window start (seconds, rounded to the millisecond). Pure functions.
 
 Rules (docs/media.md): a word belongs to the window holding its midpoint, so consecutive windows share
-no word and lose none; an utterance belongs to every window it overlaps (``rule="overlap"``, clipped
-and marked ``partial``), or only wholly inside (``"inside"``), or by its midpoint (``"midpoint"``).
-Speakers become letters through ``speakers`` (id -> letter), else stay as they are.
+no word and lose none; an utterance to every window it overlaps (``rule="overlap"``, clipped and marked
+``partial``), only wholly inside (``"inside"``), or by its midpoint (``"midpoint"``).
 """
 
 from __future__ import annotations
@@ -23,12 +22,7 @@ class Word:
     text: str
 
 
-@dataclass(frozen=True)
-class Utterance:
-    speaker: str
-    start: float
-    end: float
-    text: str
+Utterance = Word  # the same fields: a speaker's turn rather than one word
 
 
 @dataclass(frozen=True)
@@ -42,26 +36,12 @@ class WindowItem:
     partial: bool = False  # it extends beyond the window (its times are clipped to the window)
 
 
-def _check_window(start: float, end: float) -> None:
-    if start < 0 or end <= start:
-        raise ValueError(f"window [{start}, {end}) is empty or negative")
-
-
-def _check_item(item: Word | Utterance) -> None:
-    if item.end < item.start:
-        raise ValueError(f"{item!r} ends before it starts")
-
-
 def _letter(speaker: str, speakers: Mapping[str, str] | None) -> str:
     if speakers is None:
         return speaker
     if speaker not in speakers:
         raise ValueError(f"speaker {speaker!r} has no letter (known: {', '.join(sorted(speakers))})")
     return speakers[speaker]
-
-
-def _rel(t: float, start: float) -> float:
-    return round(t - start, 3)
 
 
 def _sorted(items: list[WindowItem]) -> list[WindowItem]:
@@ -84,16 +64,7 @@ def window_words(
 ) -> list[WindowItem]:
     """Words whose midpoint lies in ``[start, end)``, in time order, times relative to ``start``
     and clipped to the window."""
-    _check_window(start, end)
-    out = []
-    for w in words:
-        _check_item(w)
-        mid = (w.start + w.end) / 2
-        if start <= mid < end:
-            s, e = max(w.start, start), min(w.end, end)
-            partial = w.start < start or w.end > end
-            out.append(WindowItem(_letter(w.speaker, speakers), _rel(s, start), _rel(e, start), w.text, partial))
-    return _sorted(out)
+    return window_utterances(words, start, end, speakers=speakers, rule="midpoint")
 
 
 def window_utterances(
@@ -105,12 +76,14 @@ def window_utterances(
     rule: Literal["overlap", "inside", "midpoint"] = "overlap",
 ) -> list[WindowItem]:
     """Utterances of ``[start, end)`` under ``rule`` (see the module doc), in time order."""
-    _check_window(start, end)
+    if start < 0 or end <= start:
+        raise ValueError(f"window [{start}, {end}) is empty or negative")
     if rule not in ("overlap", "inside", "midpoint"):
         raise ValueError(f"unknown rule {rule!r}")
     out = []
     for u in utterances:
-        _check_item(u)
+        if u.end < u.start:
+            raise ValueError(f"{u!r} ends before it starts")
         if rule == "overlap":
             keep = (u.start < end and u.end > start) or (u.start == u.end and start <= u.start < end)
         elif rule == "inside":
@@ -119,9 +92,9 @@ def window_utterances(
             keep = start <= (u.start + u.end) / 2 < end
         if not keep:
             continue
-        s, e = max(u.start, start), min(u.end, end)
+        s, e = round(max(u.start, start) - start, 3), round(min(u.end, end) - start, 3)  # clipped, relative
         partial = rule != "inside" and (u.start < start or u.end > end)
-        out.append(WindowItem(_letter(u.speaker, speakers), _rel(s, start), _rel(e, start), u.text, partial))
+        out.append(WindowItem(_letter(u.speaker, speakers), s, e, u.text, partial))
     return _sorted(out)
 
 

@@ -120,9 +120,15 @@ class MocaBenchmark(Benchmark):
         return settings
 
     def settings_keys(self, section: dict[str, Any], run: str) -> list[str]:
-        """Core's, the answer options every run reads, and Step 2's retriever where the run retrieves."""
+        """Core's, the answer options every run reads, Step 2's retriever where the run retrieves, and
+        an order run's ``robustness.reorder_lists``."""
         settings = self.method_settings(section, run)
-        return [*super().settings_keys(section, run), "answer", *(["retrieval"] if "retrieval" in settings else [])]
+        return [
+            *super().settings_keys(section, run),
+            "answer",
+            *(["retrieval"] if "retrieval" in settings else []),
+            *(["robustness.reorder_lists"] if settings.get("order") else []),
+        ]
 
     #: What every MoCA run shows its model (MoCA 6.1): images, or sampled frames (speech as a transcript:
     #: C.1); a model declared text-only gets the text alone (beyond the paper; rows marked text-only).

@@ -1,9 +1,8 @@
 """The results book: one PDF (Typst, compiled in-process by the ``typst`` wheel) of every table and
 figure, each with a footnote naming its MLflow run, git commit, instances hash and command.
 
-Assembly is pure (``render_book``); ``read_section`` and ``build_pdf`` are the I/O edges. Same inputs,
-same bytes: run ids come from the store by content key, not date; no date in the document; Typst
-derives the PDF's id from its content; only the wheel's fonts are used.
+Assembly is pure (``render_book``). Same inputs, same bytes: runs are found by content key, not date; no
+date in the document; only the wheel's fonts are used.
 """
 
 from __future__ import annotations
@@ -44,10 +43,8 @@ TABLE_SUFFIX, FIGURE_SUFFIX = ".csv", ".png"
 FIGURE_MAX_HEIGHT = "13cm"
 #: A table's text size, and the smallest it is shrunk to when the table is wider than the text.
 TABLE_TEXT_SIZE, TABLE_MIN_TEXT_SIZE = "7pt", "5pt"
-#: The most of a table the book sets (docs/decisions/results-book.md): its first rows, its first
-#: columns, each cell's first characters; a note under the table says what was left out and names the
-#: file that holds it whole. Typst takes about a second per thousand rows, so an unbounded table
-#: (30,000 rows) would keep the book busy for minutes for pages nobody reads.
+#: The most of a table the book sets (docs/decisions/results-book.md; a note names what was left out):
+#: Typst takes about a second per thousand rows, and nobody reads 30,000 of them.
 TABLE_MAX_ROWS, TABLE_MAX_COLUMNS, TABLE_MAX_CELL = 1000, 40, 500
 #: The largest table file the book reads at all (larger is refused, naming it: a data dump, not a table).
 TABLE_MAX_BYTES = 32 * 2**20
@@ -255,21 +252,10 @@ def render_table(item: Item) -> str:
 
 def render_section(section: Section) -> str:
     run = section.pipeline_run
-    out = [
-        "#pagebreak(weak: true)",
-        f"#heading(level: 1, {typst_string(section.benchmark)})",
-        "#terms(",
-        "  "
-        + call(
-            "terms.item",
-            '"Instances"',
-            join(mono(section.instances), "linebreak()", '"sha256 "', mono(section.data_sha256)),
-        )
-        + ",",
-        "  " + call("terms.item", '"Made by"', made_by(section.script)) + ",",
-        "  "
-        + call(
-            "terms.item",
+    terms = [
+        ('"Instances"', join(mono(section.instances), "linebreak()", '"sha256 "', mono(section.data_sha256))),
+        ('"Made by"', made_by(section.script)),
+        (
             '"Logged by"',
             join(
                 '"MLflow run "',
@@ -279,9 +265,14 @@ def render_section(section: Section) -> str:
                 '"git commit "',
                 mono(run.git_commit),
             ),
-        )
-        + ",",
-        '  terms.item("Evaluation runs", "(MLflow, one per model and method)"),',
+        ),
+        ('"Evaluation runs"', '"(MLflow, one per model and method)"'),
+    ]
+    out = [
+        "#pagebreak(weak: true)",
+        f"#heading(level: 1, {typst_string(section.benchmark)})",
+        "#terms(",
+        *(f"  {call('terms.item', name, body)}," for name, body in terms),
         ")",
         "#list(",
     ]
@@ -365,12 +356,6 @@ def folder_files(folder: Path) -> list[Path]:
     return sorted(found)
 
 
-def book_files(tables_dir: Path) -> tuple[list[Path], list[Path]]:
-    """The CSV tables and PNG figures under a tables folder (:func:`folder_files`), each sorted by path."""
-    files = folder_files(tables_dir)
-    return [f for f in files if f.suffix == TABLE_SUFFIX], [f for f in files if f.suffix == FIGURE_SUFFIX]
-
-
 def read_table(path: Path, shown: str, artifact: str) -> Item:
     """A CSV table as a book item: read as UTF-8 (a byte that is not is an error naming its offset; a
     leading byte-order mark is dropped), fit to the book's size limits (:func:`fit_table`)."""
@@ -391,7 +376,8 @@ def read_items(tables_dir: Path) -> tuple[Item, ...]:
     and checked before any tracking store is opened."""
     if not tables_dir.is_dir():
         raise DataError(str(tables_dir), "tables folder not found (--tables-dir; `socialbench tables` writes it)")
-    tables, figures = book_files(tables_dir)
+    files = folder_files(tables_dir)
+    tables, figures = [f for f in files if f.suffix == TABLE_SUFFIX], [f for f in files if f.suffix == FIGURE_SUFFIX]
     if not tables and not figures:
         raise DataError(str(tables_dir), f"no {TABLE_SUFFIX} tables or {FIGURE_SUFFIX} figures for the book")
     folder = {str(p): f for p, f in pipeline_artifact_files(tables_dir)}
@@ -409,10 +395,6 @@ def read_eval_keys(tracked: Path) -> list[str]:
     if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
         raise DataError(str(tracked), "track summary has no list of eval keys", field="keys")
     return keys
-
-
-def run_url(base_url: str, experiment_id: str, run_id: str) -> str:
-    return f"{base_url.rstrip('/')}/#/experiments/{experiment_id}/runs/{run_id}"
 
 
 class Store:
@@ -454,7 +436,7 @@ class Store:
             run.info.run_id,
             run.info.run_name or "",
             run.data.tags.get("git_commit") or run.data.params.get("git_commit", "unknown"),
-            run_url(self.base_url, self.exp_id, run.info.run_id),
+            f"{self.base_url.rstrip('/')}/#/experiments/{self.exp_id}/runs/{run.info.run_id}",
         )
 
 
@@ -477,8 +459,7 @@ def read_section(
     if not instances.is_file():
         raise DataError(str(instances), "instances file not found (--instances)")
     items = items if items is not None else read_items(tables_dir)
-    artifacts = pipeline_artifact_files(tables_dir)
-    key = pipeline_artifacts_key([(str(p), folder) for p, folder in artifacts])
+    key = pipeline_artifacts_key([(str(p), folder) for p, folder in pipeline_artifact_files(tables_dir)])
     pipeline_run = store.run_with_tag(ARTIFACTS_KEY_TAG, key)
     if pipeline_run is None:
         raise DataError(

@@ -1,9 +1,5 @@
-"""The results layout, owned here alone: every per-run file is
-``<root>/<kind>/<benchmark>/<model>/<run><ext>``, and which runs exist is decided by params (its
-``models:`` and the benchmark's section, whose runs declare what they need of a model).
-
-The rules (rules/common.smk), the stages and pruning all ask this module; nothing else spells the
-layout. Pure functions of names and params: no I/O but reading the declarations of backends and methods.
+"""The results layout, owned here alone: every per-run file is ``<root>/<kind>/<benchmark>/<model>/<run><ext>``,
+and params decide which runs exist. The rules, the stages and pruning all ask this module. Pure functions.
 """
 
 from __future__ import annotations
@@ -45,10 +41,6 @@ def kind_dir(kind: str, benchmark: str, root: str = DEFAULT_ROOT) -> str:
     """The folder of one kind of a benchmark: ``results/<kind>/<benchmark>``."""
     _kind(kind)
     return f"{PurePosixPath(root) / kind / benchmark}"
-
-
-def model_dir(kind: str, benchmark: str, model: str, root: str = DEFAULT_ROOT) -> str:
-    return f"{kind_dir(kind, benchmark, root)}/{model}"
 
 
 def run_of(file_name: str) -> str:

@@ -1,7 +1,6 @@
 """Removing a model or method is one params edit: outputs of runs params no longer make are moved out of
 the result folders (``prune-outputs``), and dvc.lock entries of stages dvc.yaml no longer defines are
-dropped (``prune-lock``). DVC alone keeps a removed matrix item's lock entry forever, and stages reading
-a whole results folder would see stale files. Pure logic first, I/O at the end.
+dropped (``prune-lock``; DVC alone keeps them forever).
 """
 
 from __future__ import annotations
@@ -21,10 +20,8 @@ from socialbench.results.layout import RUN_KINDS, kind_dir, model_runs, run_of
 def stale_reason(
     model: str, method: str, params: Mapping[str, Any], methods: Iterable[str], benchmark: str
 ) -> str | None:
-    """Why params no longer make the run (model, method) of a benchmark, or None when they do: the model
-    or method is gone, or params now exclude the pair (it has no run, so its old files are stale). An
-    order run (``<run>__order<k>``) is made while its run is and params ``<benchmark>.robustness`` ask
-    for it."""
+    """Why params no longer make the run (model, method) of a benchmark, or None when they do: the model or
+    method is gone, params exclude the pair, or (an order run) ``<benchmark>.robustness`` no longer asks."""
     methods = list(methods)
     if model not in params["models"]:
         return f"model {model} is not in params.yaml models"
@@ -45,20 +42,13 @@ def stale_reason(
 
 
 def stale_runs(
-    files: Iterable[tuple[str, str, str]],
-    params: Mapping[str, Any],
-    methods: Iterable[str],
-    benchmark: str,
+    files: Iterable[tuple[str, str, str]], params: Mapping[str, Any], methods: Iterable[str], benchmark: str
 ) -> list[tuple[str, str]]:
     """[(relative path, reason)] of the (relative path, model, file name) entries params no longer make,
     sorted by path (deterministic reports)."""
     methods = list(methods)
-    out = []
-    for rel, model, name in files:
-        reason = stale_reason(model, run_of(name), params, methods, benchmark)
-        if reason is not None:
-            out.append((rel, reason))
-    return sorted(out)
+    reasons = [(rel, stale_reason(model, run_of(name), params, methods, benchmark)) for rel, model, name in files]
+    return sorted((rel, reason) for rel, reason in reasons if reason is not None)
 
 
 def stale_lock_stages(locked: Iterable[str], defined: Iterable[str]) -> list[str]:
@@ -116,9 +106,8 @@ def prune_outputs(
 
 
 def prune_lock(repo_root: Path) -> list[str]:
-    """Drop the dvc.lock entries of stages dvc.yaml no longer defines, rewritten with DVC's own YAML writer;
-    returns the dropped stage names. A ``repo_root`` that is no DVC repository, or whose dvc.lock or
-    dvc.yaml DVC cannot read, is a one-line DataError naming the path, and nothing changes."""
+    """Drop (and return) the dvc.lock entries of stages dvc.yaml no longer defines, with DVC's own YAML
+    writer. A repository DVC cannot read is a one-line DataError naming the path, and nothing changes."""
     if not repo_root.is_dir():
         raise DataError(str(repo_root), "not a folder" if repo_root.exists() else "no such folder (--repo)")
     if not (repo_root / ".dvc").is_dir():

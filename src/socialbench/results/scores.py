@@ -1,9 +1,7 @@
 """Reading result files back for the stages after scoring (tables, track), generic over benchmarks.
 
-A score file is ``results/scores/<benchmark>/<model>/<method>.json`` (``{group: {metric: value, "n": N}}``);
-an outcomes file (``results/outcomes/...<run>.jsonl``) holds one object per instance, in order. The
-tables never score again: cheap checks tie the outcomes to the instances and the score file (ids in
-order, counts per group), each a DataError naming file, record and field.
+A score file is ``{group: {metric: value, "n": N}}``; an outcomes file holds one object per instance, in
+order. The tables never score again: cheap checks tie the outcomes to the instances and the score file.
 """
 
 from __future__ import annotations
@@ -54,9 +52,8 @@ def collect_scores(
     group_size: Callable[[dict[str, Any]], int] | None = None,
 ) -> dict[tuple[str, str], dict[str, dict[str, Any]]]:
     """{(model, method): scores} from (source path, model, method, checked scores) entries. Every model must
-    be in ``categories``, each pair come once (a second file would replace the first row), and every file
-    cover the same groups with the same sizes (``group_size``; a model missing from a group would
-    silently lose its row)."""
+    be in ``categories``, each pair come once, and every file cover the same groups with the same sizes
+    (``group_size``), so no row is silently replaced or lost."""
     size = group_size or (lambda m: m["n"])
     out: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
     first_source: dict[tuple[str, str], str] = {}
@@ -92,10 +89,8 @@ def collect_scores(
 
 
 def run_metrics_files(headline: dict[str, Any]) -> dict[str, Any]:
-    """The headline metrics ``{"<model>.<method>": metrics}`` as one file per run,
-    ``{"<model>/<method>.json": metrics}``: `dvc metrics show` and `dvc metrics diff` print a file per
-    row, so each (model, method) gets a row of its own (benchmark = the folder). Method names hold no
-    dot, so the last dot splits the key (a model name may hold dots)."""
+    """The headline metrics ``{"<model>.<method>": metrics}`` as one file per run (`dvc metrics` prints a
+    row per file), ``{"<model>/<method>.json": metrics}``; method names hold no dot, model names may."""
     out = {}
     for key, metrics in headline.items():
         model, sep, method = key.rpartition(".")
@@ -136,8 +131,7 @@ def check_outcomes(
     group (the benchmark's ``group_size``)."""
     if len(rows) != len(instance_ids):
         raise DataError(
-            source,
-            f"{len(rows)} outcome(s) for {len(instance_ids)} instances: written for other instances ({RESCORE})",
+            source, f"{len(rows)} outcome(s) for {len(instance_ids)} instances: written for other instances ({RESCORE})"
         )
     for row, line, iid in zip(rows, lines, instance_ids):
         if row.get("id") != iid:

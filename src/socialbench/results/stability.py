@@ -1,13 +1,10 @@
 """Answer stability under option order (params ``<benchmark>.robustness``;
-docs/decisions/answer-stability.md): pure functions over each instance's correctness and answers
-under K option orders, no I/O.
+docs/decisions/answer-stability.md): pure functions over correctness and answers under K option orders.
 
 A cell's input: ``correct`` ``(K, N, C)`` booleans, ``answers`` (K lists of N resolved answers; None is
-itself an answer), and ``distinct``, each instance's number of distinct orders (under an order k it
-repeats, it counts as order k mod its count). Statistics, in percent of N: per-order accuracy and its
-mean/min/max, circular accuracy (VLMEvalKit's CircularEval), agreement, and the order-0 minus circular
-gap; points exact and rounded half-up, 95% intervals by the instance bootstrap the paper tables use
-(``stats.resample_counts``, seeded per cell with ``stats.cell_seed``).
+an answer too), and ``distinct``, each instance's number of distinct orders (order k counts as k mod it).
+Statistics in percent of N: per-order accuracy and its mean/min/max, circular accuracy (CircularEval),
+agreement and the order-0 minus circular gap, with the paper tables' instance-bootstrap 95% intervals.
 """
 
 from __future__ import annotations
@@ -22,19 +19,14 @@ from typing import Any
 import numpy as np
 
 from socialbench.results import numbers
-from socialbench.results.stats import DEFAULT_RESAMPLES, cell_seed, percentile_interval, resample_counts
+from socialbench.results.stats import DEFAULT_RESAMPLES, Interval, cell_seed, percentile_interval, resample_counts
 from socialbench.results.tables import Block, Num, NumStyle, Table, grouped
 
 LEVEL = 0.95
 
 
-@dataclass(frozen=True)
-class Stat:
-    """One statistic of a cell, in percent (points: ``None`` when there is no instance)."""
-
-    point: float | None
-    low: float | None
-    high: float | None
+#: One statistic of a cell, in percent, and its interval (``None`` when there is no instance).
+Stat = Interval
 
 
 @dataclass(frozen=True)
@@ -82,8 +74,8 @@ def agreement(answers: Sequence[Sequence[Hashable]], distinct: np.ndarray) -> np
 
 def answer_codes(answers: Iterable[Any]) -> np.ndarray:
     """(N,) 16-byte BLAKE2b codes of resolved answers' canonical JSON, so the tables compare answers across
-    orders without keeping them (memory does not grow with an answer's size). Equal answers (lists and
-    tuples alike, dicts in any key order) give equal codes; different ones collide with probability 2^-128."""
+    orders without keeping them. Equal answers (lists and tuples alike, dicts in any key order) give equal
+    codes."""
     return np.array(
         [
             hashlib.blake2b(
@@ -178,9 +170,8 @@ def metric_name(heading: str) -> str:
 
 
 def cell_lines(st: Stability, columns: Sequence[tuple[str, str]], main: str) -> list[tuple[str, Stat]]:
-    """(metric, statistic) of one cell, in the long format's order: ``main`` under each order (every one
-    of the K, not only order 0 the grid shows), its mean, min and max, the circular accuracy of each
-    column, the agreement and the gap."""
+    """(metric, statistic) of one cell in the long format's order: ``main`` under each of the K orders,
+    its mean, min and max, each column's circular accuracy, the agreement and the gap."""
     m = metric_name(main)
     return [
         *((f"{m}_order_{k}", o) for k, o in enumerate(st.orders)),
@@ -208,16 +199,8 @@ def csv_lines(
             if group != key:
                 continue
             for metric, stat in cell_lines(st, columns, main):
-                out.append(
-                    [
-                        *group_key(group),
-                        model,
-                        run,
-                        metric,
-                        *("" if v is None else v for v in (stat.point, stat.low, stat.high)),
-                        st.n,
-                    ]
-                )
+                values = ("" if v is None else v for v in (stat.point, stat.low, stat.high))
+                out.append([*group_key(group), model, run, metric, *values, st.n])
     return out
 
 
@@ -235,42 +218,19 @@ def stability_table(
     notes: Sequence[str] = (),
     empty: str = "(no runs)",
 ) -> Table:
-    """The stability table: one block per group (``groups``: (key, heading)), one row per (model, run) of
-    ``cells`` with N, ``main``'s order-0 accuracy, its mean, min and max over the orders, each of
-    ``columns``' circular accuracy, the agreement and the gap, each with its 95% interval. Its CSV is the
-    long format: ``group_columns``, then ``CSV_COLUMNS``."""
-    heads = [
-        "Model",
-        "Run",
-        "N",
-        f"{main} order 0",
-        f"{main} mean",
-        f"{main} min",
-        f"{main} max",
-        *(f"Circular {h}" for _, h in columns),
-        "Agreement",
-        "Gap (order 0 - circular)",
-    ]
+    """The stability table: a block per group (``groups``: (key, heading)), a row per (model, run) with N and
+    each statistic with its 95% interval. Its CSV is the long format: ``group_columns``, ``CSV_COLUMNS``."""
+    heads = ["Model", "Run", "N", *(f"{main} {s}" for s in ("order 0", "mean", "min", "max"))]
+    heads += [*(f"Circular {h}" for _, h in columns), "Agreement", "Gap (order 0 - circular)"]
     blocks = []
     for key, heading in groups:
         rows = []
         for (model, run, group), st in cells.items():
             if group != key:
                 continue
-            rows.append(
-                [
-                    model,
-                    run,
-                    st.n,
-                    _num(st.orders[0]) if st.orders else Num(),
-                    _num(st.mean),
-                    _num(st.low_order),
-                    _num(st.high_order),
-                    *(_num(st.circular[c]) for c, _ in columns),
-                    _num(st.agreement),
-                    _num(st.gap, signed=True),
-                ]
-            )
+            stats = [st.mean, st.low_order, st.high_order, *(st.circular[c] for c, _ in columns), st.agreement]
+            first = _num(st.orders[0]) if st.orders else Num()
+            rows.append([model, run, st.n, first, *map(_num, stats), _num(st.gap, signed=True)])
         blocks.append(Block(list(heads), grouped(rows), keys=2, title=heading, empty=None if rows else empty))
     lines = csv_lines(cells, groups, columns, main, group_key)
     return Table(

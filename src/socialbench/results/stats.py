@@ -1,12 +1,10 @@
-"""Statistics beyond the paper (issue 9, point 9): pure functions on per-instance correctness, no I/O.
+"""Statistics beyond the paper: pure functions on per-instance correctness (docs/decisions/statistics.md).
 
-A benchmark passes its metrics in (a :class:`MetricSet`): each metric is a count of a per-instance 0/1
-indicator over N (a mean) or over another indicator's count (a ratio, ``None`` when that count is 0).
-A cell's input is a boolean matrix ``(n_instances, columns)`` in the set's column order, optionally
-with an ``invalid`` column (adding ``invalid_rate``), or a dict ``{column: boolean array}``. Results
-are in percent. Every function draws its resamples through ``resample_counts`` (numpy PCG64 from the
-given seed), so the same inputs and seed give bit-identical results; a cell's seed comes from its key
-(``cell_seed``), independent of other cells. See docs/decisions/statistics.md.
+A benchmark's :class:`MetricSet` defines each metric as a count of a per-instance 0/1 indicator over N
+(a mean) or over another indicator's count (a ratio, ``None`` when that is 0). A cell's input is a boolean
+matrix ``(n_instances, columns)``, optionally with an ``invalid`` column, or a dict ``{column: array}``.
+Results are in percent; resamples come from ``resample_counts`` (PCG64 from the seed: the same inputs and
+seed give bit-identical results), a cell's seed from its key (``cell_seed``).
 """
 
 from __future__ import annotations
@@ -201,11 +199,6 @@ def _round(x: float | Fraction | None, decimals: int | None) -> float | None:
     return float(x) if decimals is None else half_up(x, decimals)
 
 
-def _point(num: int, den: int, decimals: int | None) -> float | None:
-    """Exact percentage num/den (rounded half-up), None when den is 0."""
-    return None if den == 0 else _round(Fraction(100 * num, den), decimals)
-
-
 def _check_common(n_resamples: int, level: float) -> None:
     if not isinstance(n_resamples, (int, np.integer)) or isinstance(n_resamples, bool) or n_resamples < 1:
         raise ValueError(f"n_resamples must be a positive integer, got {n_resamples!r}")
@@ -214,8 +207,8 @@ def _check_common(n_resamples: int, level: float) -> None:
 
 
 def resample_counts(n: int, n_resamples: int, seed: Seed) -> np.ndarray:
-    """(n_resamples, n) float matrix: how often each instance is drawn in each resample; the draws every
-    function here uses, for statistics a MetricSet cannot express (a Macro-F1)."""
+    """(n_resamples, n): how often each instance is drawn in each resample (every function here draws
+    these), for statistics a MetricSet cannot express (a Macro-F1)."""
     return _resample_counts(np.random.default_rng(seed), n, n_resamples)
 
 
@@ -254,13 +247,9 @@ def bootstrap_ci(
     level: float = 0.95,
     decimals: int | None = 2,
 ) -> CellCI:
-    """Instance-level percentile bootstrap intervals for every metric of one cell.
-
-    Each resample draws N instances with replacement; ratio metrics are recomputed as a ratio of the
-    resample's sums (undefined resamples left out and counted). The interval is the (1-level)/2 and
-    (1+level)/2 percentiles (numpy linear interpolation); points are the exact percentages num/den, all
-    rounded half-up to ``decimals`` (``None``: unrounded). A metric undefined on the full data gets
-    ``Interval(None, None, None)``."""
+    """Instance-level percentile bootstrap intervals for every metric of one cell: ratios are recomputed
+    per resample (undefined resamples left out and counted); points are the exact percentages, all rounded
+    half-up to ``decimals`` (``None``: unrounded); a metric undefined on the full data gets no interval."""
     _check_common(n_resamples, level)
     m, has_invalid = _as_matrix(correct, defs)
     counts = metric_counts(m, defs=defs)
@@ -269,19 +258,17 @@ def bootstrap_ci(
     low, high, n_nan = _percentiles(np.stack([resampled[metric][0] for metric in metrics], axis=1), level)
     intervals, undefined = {}, {}
     for j, metric in enumerate(metrics):
-        point = _point(*counts[metric], decimals)
-        if point is None:
-            intervals[metric] = Interval(None, None, None)
-        else:
-            intervals[metric] = Interval(point, _nan_to_none(low[j], decimals), _nan_to_none(high[j], decimals))
+        num, den = counts[metric]
+        point = None if den == 0 else _round(Fraction(100 * num, den), decimals)  # exact, rounded half-up
+        bounds = (None, None) if point is None else (_nan_to_none(low[j], decimals), _nan_to_none(high[j], decimals))
+        intervals[metric] = Interval(point, *bounds)
         undefined[metric] = int(n_nan[j])
     return CellCI(intervals, undefined, m.shape[0], int(n_resamples), float(level))
 
 
 def cell_seed(seed: int, *parts: Any) -> int:
-    """A cell's bootstrap seed from the master seed and the cell's key, e.g.
-    ``cell_seed(20240611, "gpt-4o", "direct", "group-a")``: the first 8 bytes of
-    sha256("{seed}:{part}:...:bootstrap"), so it does not depend on Python's hash or on other cells."""
+    """A cell's bootstrap seed from the master seed and its key: the first 8 bytes of
+    sha256("{seed}:{part}:...:bootstrap"), independent of Python's hash and of other cells."""
     text = ":".join([str(seed), *(str(p) for p in parts), "bootstrap"])
     return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big")
 
@@ -295,8 +282,7 @@ def bootstrap_cells(
     level: float = 0.95,
     decimals: int | None = 2,
 ) -> dict[Hashable, CellCI]:
-    """``bootstrap_ci`` for each cell, keyed as ``cells``; cell ``key`` (a tuple such as (model,
-    method, group), or a single value) is resampled with ``cell_seed(seed, *key)``."""
+    """``bootstrap_ci`` for each cell, keyed as ``cells``, resampled with ``cell_seed(seed, *key)``."""
     out = {}
     for key, correct in cells.items():
         parts = key if isinstance(key, tuple) else (key,)
@@ -309,10 +295,9 @@ def bootstrap_cells(
 def resample_metrics(
     systems: Sequence[Correctness], *, defs: MetricSet, n_resamples: int = DEFAULT_RESAMPLES, seed: Seed = 0
 ) -> dict[str, np.ndarray]:
-    """Every metric of several systems on the same resamples of their common instances, ``{metric:
-    (len(systems), n_resamples)}`` in percent, NaN where a ratio is undefined: compute a statistic of
-    several cells (a macro average, a difference) row by row and take ``percentile_interval``. With one
-    system and the same seed these are exactly the values ``bootstrap_ci`` takes percentiles of."""
+    """Every metric of several systems on the same resamples of their instances, ``{metric: (len(systems),
+    n_resamples)}`` in percent (NaN where a ratio is undefined), for statistics of several cells (take
+    ``percentile_interval`` of them). One system and the same seed give ``bootstrap_ci``'s values."""
     _check_common(n_resamples, 0.5)
     if not systems:
         raise ValueError("no systems (resample_metrics needs at least one)")
@@ -354,8 +339,7 @@ def mcnemar_exact(a: Any, b: Any) -> McNemar:
     same instances): with k = min(a_only, b_only) and d = a_only + b_only discordant pairs,
     p = min(1, 2 * P[Binomial(d, 1/2) <= k]), computed exactly; p = 1 when d = 0. Equals
     statsmodels' ``mcnemar(table, exact=True).pvalue``."""
-    x = np.asarray(a)
-    y = np.asarray(b)
+    x, y = np.asarray(a), np.asarray(b)
     for name, v in (("a", x), ("b", y)):
         if v.ndim != 1 or (v.dtype != bool and (v.dtype.kind not in "iu" or not np.isin(v, (0, 1)).all())):
             raise ValueError(f"{name} must be a 1-D boolean (or 0/1) array")
@@ -436,11 +420,7 @@ def paired_bootstrap_test(
         )
     pvalue = (1 + int(extreme.sum())) / (1 + int(ok.sum()))
     deltas = 100 * ra / da - 100 * rb / db
-    if deltas.size:
-        low, high, _ = _percentiles(deltas[:, None].astype(np.float64), level)
-        lo, hi = _nan_to_none(low[0], decimals), _nan_to_none(high[0], decimals)
-    else:
-        lo = hi = None
+    lo, hi, _ = percentile_interval(deltas, level, decimals) if deltas.size else (None, None, 0)
     return PairedTest(_round(delta, decimals), lo, hi, float(pvalue), int(n_resamples), undefined)
 
 
@@ -464,8 +444,5 @@ def holm(pvalues: Any, alpha: float = 0.05) -> Holm:
     first = np.flatnonzero(notreject)
     rej_sorted = np.zeros(m, dtype=bool)
     rej_sorted[: first[0] if first.size else m] = True
-    adjusted = np.empty(m)
-    reject = np.empty(m, dtype=bool)
-    adjusted[order] = adj_sorted
-    reject[order] = rej_sorted
-    return Holm(adjusted, reject)
+    back = np.argsort(order)  # sorted position of each input
+    return Holm(adj_sorted[back], rej_sorted[back])

@@ -1,11 +1,7 @@
-"""One table model, rendered to Markdown, CSV and LaTeX (:func:`to_markdown`, :func:`to_csv`,
-:func:`to_latex`): every benchmark's tables and the dataset statistics are :class:`Table` values, so
-there is one escaper per format and one layout of each file.
-
-A table has blocks (grids with an optional heading) and notes; a cell is a plain value, a :class:`Text`
-with a format's own rendering, or a :class:`Num` written the table's way (:class:`NumStyle`: each
-benchmark prints as its paper does). Tables stay objects until :func:`render_file` writes them by file
-name, so notes can be added (:func:`with_note`). Pure functions: values in, text out.
+"""One table model, rendered to Markdown, CSV and LaTeX: every table is a :class:`Table`, so there is one
+escaper per format and one layout of each file. A table has blocks (grids with an optional heading) and
+notes; a cell is a plain value, a :class:`Text` or a :class:`Num` written the table's way
+(:class:`NumStyle`). Tables stay objects until :func:`render_file` writes them. Pure functions.
 """
 
 from __future__ import annotations

@@ -1,14 +1,12 @@
-"""MLflow tracking: one run per (benchmark, model, method) evaluation, under one parent run per
-pipeline invocation, keyed by the content they report, so an unchanged rerun logs nothing. A file lock
-serialises writers ("database is locked" never happens); on a shared server (docs/scale-out.md) a lock
-the server holds does (:func:`server_lock`). Only FINISHED runs count, the key tag set last, so a
-failed or killed run never hides an evaluation; runs a killed track left RUNNING are marked KILLED by
-the next one (on a server only this host's, whose process, :data:`PROCESS_TAG`, is gone). A new sqlite
-store is built beside its place and renamed in, so no half-built store is left.
+"""MLflow tracking: one run per (benchmark, model, method) evaluation, under one parent run per pipeline
+invocation, keyed by the content they report, so an unchanged rerun logs nothing. A file lock (on a shared
+server, :func:`server_lock`) serialises writers. Only FINISHED runs count, the key tag set last, so a failed
+or killed run never hides an evaluation; runs a killed track left RUNNING are marked KILLED by the next.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import posixpath
@@ -38,11 +36,9 @@ from socialbench.results.viewer_packs import PACK_BYTES, write_packs
 log = logging.getLogger(__name__)
 
 EVAL_KEY_TAG = "socialbench.eval_key"
-#: The layout of what a run logs (names, tags, artifact folders). Part of the eval key, so a store
-#: logged in an older layout gets the evaluations once more in this one; an unchanged rerun still logs nothing.
-#: Still 2 since issue 41 (media in the parent run, packed; shards in one call, tables only in the parent):
-#: a run logged before keeps its own media and opens as it did, so it need not be logged again, and
-#: the eval keys (results/mlflow/<benchmark>.json, a DVC output) stay the same bytes.
+#: The layout of what a run logs (names, tags, artifact folders). Part of the eval key, so a store logged
+#: in an older layout gets the evaluations again. Kept at 2 through issue 41: older runs still open as they
+#: did, and the eval keys (results/mlflow/<benchmark>.json, a DVC output) stay the same bytes.
 LOG_LAYOUT = 2
 #: The experiment tag the MLflow UI reads to open an experiment on its runs table (not the GenAI overview).
 EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
@@ -108,12 +104,9 @@ def _flat_metrics(scores: dict[str, dict[str, Any]], what: str = "scores") -> di
         if not isinstance(metrics, dict):
             raise SocialbenchError(f"{what}, group {group!r}: must be an object of metrics, got {metrics!r}")
         for k, v in metrics.items():
-            if v is None:
-                out[f"{group}.{k}"] = None
-                continue
-            if not is_number(v):
+            if v is not None and not is_number(v):
                 raise SocialbenchError(f"{what}, group {group!r}, field {k!r}: must be a number, got {v!r}")
-            out[f"{group}.{k}"] = float(v)
+            out[f"{group}.{k}"] = None if v is None else float(v)
     return out
 
 
@@ -132,10 +125,9 @@ def benchmark_reasons(benchmark: str) -> dict[str, str]:
 
 
 def artifact_entries(ev: dict[str, Any]) -> list[tuple[str, str, str]]:
-    """(file or folder, artifact folder, name) of each artifact of an evaluation: everything goes under
-    ``<benchmark>/<model>/<method>/``; an entry given as (path, name) is logged under that name (a
-    path alone keeps its file name), a name with a folder (``viewer/<run>.html``) in that subfolder.
-    A folder (a viewer page's shards) is logged whole, in one call."""
+    """(file or folder, artifact folder, name) of each artifact of an evaluation, under
+    ``<benchmark>/<model>/<method>/``: an entry (path, name) under that name (a name with a folder in
+    that subfolder), a path alone under its file name."""
     base = f"{ev['benchmark']}/{ev['model']}/{ev['method']}"
     out = []
     for a in ev["artifacts"]:
@@ -146,9 +138,8 @@ def artifact_entries(ev: dict[str, Any]) -> list[tuple[str, str, str]]:
 
 
 def align_metrics(prepared: list[dict[str, Any]]) -> None:
-    """Give every run of a benchmark the same metric names: a metric another run of the same
-    benchmark logs and this one does not (or has as null) is logged as NaN, its reason in the tag
-    ``undefined.<metric>``, so the runs table has no holes that hide why a value is missing."""
+    """Give every run of a benchmark the same metric names: one another run logs and this one lacks (or
+    has as null) is logged as NaN, its reason in the tag ``undefined.<metric>``."""
     names: dict[str, set[str]] = {}
     for pr in prepared:
         names.setdefault(pr["tags"]["benchmark"], set()).update(pr["metrics"], pr["stats"])
@@ -157,13 +148,12 @@ def align_metrics(prepared: list[dict[str, Any]]) -> None:
             if m in pr["stats"]:
                 continue
             if pr["metrics"].get(m) is None:
-                reason = (
+                pr["tags"][UNDEFINED_TAG + m] = (
                     undefined_reason(m, benchmark_reasons(pr["tags"]["benchmark"]))
                     if m in pr["metrics"]
                     else "not reported by this run (another run of the benchmark reports it)"
                 )
                 pr["metrics"][m] = None
-                pr["tags"][UNDEFINED_TAG + m] = reason
 
 
 def _finite(metrics: dict[str, float | None]) -> dict[str, float]:
@@ -181,9 +171,25 @@ def parent_run_name(
     return f"{when:%Y-%m-%d %H:%M}Z {short} {benchmarks}: {changed}"
 
 
+def _flat_stats(stats: dict[str, Any]) -> dict[str, float]:
+    """A run's accounting as metrics: its numbers, then per stage of a multi-stage method (calls, tokens,
+    cost), the method's own summary (``Method.summary``), requests by the constraint the backend sent on
+    the answer's form, JSON-constrained answers by form, and whether JSON mode was enforced where the
+    model decodes and the temperature reached it (0: sent and ignored, or the API takes none)."""
+    out = {k: float(v) for k, v in stats.items() if is_number(v)}
+    for st, d in sorted((stats.get("stages") or {}).items()):
+        if isinstance(d, dict):
+            out.update({f"stage.{st}.{k}": float(v) for k, v in d.items() if is_number(v)})
+    for key, prefix in (("method", "method"), ("constraints", "constraint"), ("json_answers", "json_answers")):
+        out.update({f"{prefix}.{k}": float(v) for k, v in sorted((stats.get(key) or {}).items()) if is_number(v)})
+    for key in ("json_enforced", "temperature_sent"):
+        if isinstance(stats.get(key), bool):
+            out[key] = float(stats[key])
+    return out
+
+
 def _prepare(ev: dict[str, Any]) -> dict[str, Any]:
-    """Everything a run logs, computed before any run starts, so bad content fails before MLflow is
-    touched rather than half-way through a run."""
+    """Everything a run logs, computed before any run starts, so bad content fails before MLflow is touched."""
     name = f"{ev['benchmark']}/{ev['model']}/{ev['method']}"
     category = ev.get("category") or ""
     params = {
@@ -195,9 +201,7 @@ def _prepare(ev: dict[str, Any]) -> dict[str, Any]:
     }
     metrics = _flat_metrics(ev["scores"], f"{name} scores")
     tags = {
-        "benchmark": ev["benchmark"],
-        "model": ev["model"],
-        "method": ev["method"],
+        **{k: ev[k] for k in ("benchmark", "model", "method")},
         "category": category,
         "socialbench.kind": "evaluation",
     }
@@ -208,52 +212,15 @@ def _prepare(ev: dict[str, Any]) -> dict[str, Any]:
         "tags": tags,
         "params": {k: str(v)[:6000] for k, v in sorted(params.items())},
         "metrics": metrics,
-        "stats": {
-            **{k: float(v) for k, v in ev["stats"].items() if is_number(v)},
-            # per stage of a multi-stage method: calls, tokens and cost
-            **{
-                f"stage.{st}.{k}": float(v)
-                for st, d in sorted((ev["stats"].get("stages") or {}).items())
-                if isinstance(d, dict)
-                for k, v in d.items()
-                if is_number(v)
-            },
-            # the method's own summary (Method.summary: revisions, acceptance...)
-            **{f"method.{k}": float(v) for k, v in sorted((ev["stats"].get("method") or {}).items()) if is_number(v)},
-            # requests by what the backend sent to constrain the answer's form (none, json_object, key_schema...)
-            **{
-                f"constraint.{k}": float(v)
-                for k, v in sorted((ev["stats"].get("constraints") or {}).items())
-                if is_number(v)
-            },
-            # answers to JSON-constrained requests by form (lone_object, object_then_text...), and whether the
-            # constraint was enforced where the model decodes (0: sent and ignored, as by transformers serve)
-            **{
-                f"json_answers.{k}": float(v)
-                for k, v in sorted((ev["stats"].get("json_answers") or {}).items())
-                if is_number(v)
-            },
-            **(
-                {"json_enforced": float(ev["stats"]["json_enforced"])}
-                if isinstance(ev["stats"].get("json_enforced"), bool)
-                else {}
-            ),
-            # whether the temperature reached the model (0: the API takes none); absent for baselines
-            **(
-                {"temperature_sent": float(ev["stats"]["temperature_sent"])}
-                if isinstance(ev["stats"].get("temperature_sent"), bool)
-                else {}
-            ),
-        },
+        "stats": _flat_stats(ev["stats"]),
         "artifacts": artifact_entries(ev),
         "viewer": ev.get("viewer"),
     }
 
 
 def _log_named_artifacts(client: Any, run_id: str, entries: list[tuple[str, str, str]]) -> None:
-    """Log each file under its folder and name (a folder's files in one call); a file whose name
-    differs is linked (or copied) to that name in a temporary folder first, as MLflow logs a file
-    under its own name."""
+    """Log each file under its folder and name (a folder in one call); a file whose name differs is
+    linked (or copied) to that name first, as MLflow logs a file under its own name."""
     with tempfile.TemporaryDirectory(prefix="socialbench-artifacts-") as tmp:
         for k, (path, folder, name) in enumerate(entries):
             src = Path(path)
@@ -274,9 +241,8 @@ def _log_named_artifacts(client: Any, run_id: str, entries: list[tuple[str, str,
 def _log_media(
     client: Any, run_id: str, media: Mapping[str, str | Path], pack_bytes: int = PACK_BYTES
 ) -> dict[str, Any]:
-    """The viewer's media (``<sha256>.<ext>`` to its file) under ``media/`` of the run as a few packs
-    and their index (``viewer_packs``: each medium once, however many pages show it; at most
-    ``MAX_PACKS`` packs at any size), in one folder call. Returns the index."""
+    """The viewer's media (``<sha256>.<ext>`` to its file) under the run's ``media/`` as packs and their
+    index (``viewer_packs``), in one folder call. Returns the index."""
     with tempfile.TemporaryDirectory(prefix="socialbench-media-") as tmp:
         index = write_packs(media, Path(tmp) / MEDIA_FOLDER, pack_bytes)
         client.log_artifacts(run_id, str(Path(tmp) / MEDIA_FOLDER), artifact_path=MEDIA_FOLDER)
@@ -284,9 +250,8 @@ def _log_media(
 
 
 def artifact_link(from_folder_uri: str, to_folder_uri: str) -> str:
-    """A folder of one run's artifacts as a link relative to a folder of another's (pure): both
-    under one artifact root (``<experiment>/<run>/artifacts/``: a local ``mlartifacts/`` or a
-    server's ``--artifacts-destination``), so the link holds whatever the root's place or scheme."""
+    """A folder of one run's artifacts as a link relative to a folder of another's (pure): both are
+    under one artifact root, so the link holds whatever the root's place or scheme."""
     a, b = urlparse(from_folder_uri), urlparse(to_folder_uri)
     if (a.scheme, a.netloc) != (b.scheme, b.netloc):
         raise SocialbenchError(f"artifact folders {from_folder_uri} and {to_folder_uri} are in different stores")
@@ -294,9 +259,8 @@ def artifact_link(from_folder_uri: str, to_folder_uri: str) -> str:
 
 
 def _log_page(client: Any, run_id: str, folder: str, viewer: Mapping[str, Any], parent_id: str) -> None:
-    """The run's viewer page under ``folder``, as its ``relink`` makes it for the link from there to
-    the parent run's ``media/`` (its packs; the viewer's ``viewer_page.relink_media``: the page is the
-    viewer's business; this module only knows where the media are)."""
+    """The run's viewer page under ``folder``, as its ``relink`` makes it for the link from there to the
+    parent run's ``media/`` (``viewer_page.relink_media``)."""
     page = Path(viewer["page"])
     here = client.get_run(run_id).info.artifact_uri.rstrip("/") + f"/{folder}"
     there = client.get_run(parent_id).info.artifact_uri.rstrip("/") + f"/{MEDIA_FOLDER}"
@@ -336,9 +300,8 @@ def sqlite_store_path(tracking_uri: str) -> Path | None:
 
 
 def check_store_creatable(tracking_uri: str) -> None:
-    """A sqlite tracking store whose path runs through a file (``sqlite:////etc/hostname/mlflow.db``)
-    is a ConfigError naming the store and the file, before anything is logged (its lock file and
-    folder could not be created: a bare "File exists" otherwise)."""
+    """A sqlite store whose path is no file or runs through a file (``sqlite:////etc/hostname/mlflow.db``)
+    is a ConfigError naming the store and the file, before anything is logged."""
     db = sqlite_store_path(tracking_uri)
     problem = sqlite_store_problem(db) if db is not None else None
     if problem:
@@ -366,9 +329,8 @@ def sqlite_store_problem(db: Path) -> str | None:
 
 
 def _dispose_engine(db_uri: str, forget: bool = False) -> None:
-    """Close the pooled connections MLflow keeps (one engine per URI, for the life of the process)
-    to a sqlite file, so it is closed before it is renamed, and a store opened afterwards reads the
-    file now at the path rather than one that was moved or replaced."""
+    """Close the pooled connections MLflow keeps to a sqlite file (one engine per URI, for the process's
+    life), so it is closed before a rename and a later store reads the file now at the path."""
     from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
 
     engines = getattr(SqlAlchemyStore, "_engine_map", {})
@@ -378,19 +340,17 @@ def _dispose_engine(db_uri: str, forget: bool = False) -> None:
 
 
 def _create_sqlite_store(tracking_uri: str, db: Path) -> None:
-    """Build a new MLflow sqlite store (schema migrations take seconds) in ``<db>-new`` and rename it
-    into place, so a kill leaves either no store or a complete one, never a half-built one. Called
-    under the store's lock: a ``<db>-new`` found here is a killed attempt's leftover and is discarded,
-    with any sqlite journal of it (a stale journal would be rolled back into the new file)."""
+    """Build a new MLflow sqlite store in ``<db>-new`` and rename it into place, so a kill leaves no
+    store or a complete one. Called under the store's lock: a ``<db>-new`` found here is a killed
+    attempt's leftover and goes, with its journals (a stale one would be rolled back into the new file)."""
     from mlflow.tracking._tracking_service.utils import _get_sqlalchemy_store
 
     tmp = db.with_name(db.name + "-new")
     for leftover in (tmp, *(tmp.with_name(tmp.name + sfx) for sfx in ("-journal", "-wal", "-shm"))):
         leftover.unlink(missing_ok=True)
     tmp_uri = f"sqlite:///{tmp}" + ("?" + tracking_uri.split("?", 1)[1] if "?" in tracking_uri else "")
-    # The store class MLflow uses for this URI, built directly rather than via MlflowClient: MLflow
-    # caches clients' stores per URI, and a cached one would skip the migrations on a later new file
-    # at the same temporary path.
+    # Built directly, not via MlflowClient: its store cached per URI would skip the migrations on a later
+    # new file at the same temporary path.
     try:
         _get_sqlalchemy_store(tmp_uri, None)  # creates the schema and the Default experiment
     finally:
@@ -433,10 +393,9 @@ def _open_store(tracking_uri: str, db: Path | None, experiment: str) -> tuple[An
 
 
 def _mark_abandoned_runs_killed(client: Any, exp_id: str, local: bool) -> list[str]:
-    """Mark KILLED the runs a killed track left RUNNING, so they do not show as running forever. In a
-    local sqlite store the store's file lock rules out a live writer: every RUNNING run is abandoned.
-    In a shared store only runs this host started whose process is gone are: another host's runs,
-    and this host's live ones, are left alone. The run ids marked."""
+    """Mark KILLED (and return) the runs a killed track left RUNNING. In a local store the file lock rules
+    out a live writer: every RUNNING run is abandoned; in a shared store only this host's runs whose
+    process is gone are."""
     marked: list[str] = []
     host = socket.gethostname()
     query = "attributes.status = 'RUNNING'" + ("" if local else f" and tags.`{HOST_TAG}` = '{host}'")
@@ -456,15 +415,11 @@ def _mark_abandoned_runs_killed(client: Any, exp_id: str, local: bool) -> list[s
 
 @contextmanager
 def server_lock(client: Any, experiment: str, timeout_s: float = 600.0, poll_s: float = 0.5) -> Iterator[None]:
-    """Serialise the writers of one experiment on a shared tracking server, across hosts: the lock is
-    a registered model named after the experiment, which the server creates for one caller only and
-    deletes for good. A holder on this host whose process is gone, or one on another host older than
-    :data:`LOCK_TTL_S`, is taken over (its track was killed). MLflow's client retries a request the
-    server answered with a 5xx, so a create or delete may reach the server twice: a lock that names
-    this very process is its own (a retried create), and a lock already gone at release (a retried
-    delete) is logged, not raised: the runs are written by then. A create refused as RESOURCE_DOES_NOT_EXIST
-    lost a race: MLflow's store looks the existing model up after the conflict, and the holder released it
-    in between; it is tried again."""
+    """Serialise the writers of one experiment on a shared tracking server, across hosts: the lock is a
+    registered model named after the experiment, which the server creates for one caller only. A holder
+    on this host whose process is gone, or on another host older than :data:`LOCK_TTL_S`, is taken over.
+    MLflow's client retries a request answered with a 5xx, so a lock naming this process is its own (a
+    retried create), and one already gone at release (a retried delete) is only logged."""
     from mlflow.exceptions import MlflowException
 
     name = f"socialbench-lock.{experiment}"
@@ -487,17 +442,13 @@ def server_lock(client: Any, experiment: str, timeout_s: float = 600.0, poll_s: 
         if tags.get(HOST_TAG) == host and tags.get(PROCESS_TAG) == me:
             break  # this process's own create, answered with an error and retried: the lock is held
         since = float(tags.get("since") or 0)
-        other_host = tags.get(HOST_TAG) != host
-        stale = (
-            (time.time() - since > LOCK_TTL_S)
-            if other_host
-            else process_gone(tags.get(PROCESS_TAG, ""), host, time.time(), since)
-        )
+        if tags.get(HOST_TAG) != host:
+            stale = time.time() - since > LOCK_TTL_S
+        else:
+            stale = process_gone(tags.get(PROCESS_TAG, ""), host, time.time(), since)
         if stale:
-            try:
+            with contextlib.suppress(MlflowException):
                 client.delete_registered_model(name)
-            except MlflowException:
-                pass
             continue
         if time.monotonic() > deadline:
             raise SocialbenchError(
@@ -520,17 +471,14 @@ def server_lock(client: Any, experiment: str, timeout_s: float = 600.0, poll_s: 
 def _run(
     client: Any, exp_id: str, run_name: str, tags: Mapping[str, str], parent_id: str | None = None
 ) -> Iterator[str]:
-    """A run in the client's store, made as ``mlflow.start_run`` makes one (its context tags: user,
-    source...; a child names its parent) but with no global state: MLflow's fluent API would need
-    ``mlflow.set_tracking_uri``, which sets MLFLOW_TRACKING_URI for everything later in the process.
-    Ended FINISHED, or FAILED when the block raises. Yields the run id."""
+    """A run made as ``mlflow.start_run`` makes one (context tags; a child names its parent) but with no
+    global tracking URI set for the rest of the process. Ended FINISHED, or FAILED when the block raises.
+    Yields the run id."""
     from mlflow.tracking.context.registry import resolve_tags
     from mlflow.utils.mlflow_tags import MLFLOW_PARENT_RUN_ID, MLFLOW_RUN_NAME
 
-    given = dict(tags)
-    if parent_id is not None:
-        given[MLFLOW_PARENT_RUN_ID] = parent_id
-    given[MLFLOW_RUN_NAME] = run_name
+    parent = {MLFLOW_PARENT_RUN_ID: parent_id} if parent_id is not None else {}
+    given = {**tags, **parent, MLFLOW_RUN_NAME: run_name}
     run_id = client.create_run(exp_id, tags=resolve_tags(given), run_name=run_name).info.run_id
     status = "FAILED"
     try:
@@ -540,15 +488,9 @@ def _run(
         client.set_terminated(run_id, status=status)
 
 
-def _log_params(client: Any, run_id: str, params: Mapping[str, Any]) -> None:
-    """As ``mlflow.log_params``: each value as its string, in one batch."""
-    _log_values(client, run_id, params, [])
-
-
 def _log_values(client: Any, run_id: str, params: Mapping[str, Any], metrics: list[Mapping[str, float]]) -> None:
-    """A run's params (as ``mlflow.log_params``: each value as its string) and metrics (as
-    ``mlflow.log_metrics``: at step 0, stamped now; each mapping in turn) in one call: MLflow splits it
-    into batches of its limits, and each call costs store queries of its own."""
+    """A run's params (each value as its string) and metrics (step 0, stamped now; each mapping in turn)
+    in one call: each call costs store queries of its own."""
     from mlflow.entities import Metric, Param
 
     now_ms = int(time.time() * 1000)
@@ -560,8 +502,8 @@ def _log_values(client: Any, run_id: str, params: Mapping[str, Any], metrics: li
 
 
 def _import_mlflow(sqlite: bool) -> None:
-    """Import MLflow's client (and, for a sqlite store, its database store) before taking the store's
-    lock: the imports take seconds, and two benchmarks' track jobs would otherwise take turns at them."""
+    """Import MLflow's client (and sqlite store) before taking the store's lock: the imports take
+    seconds, which two benchmarks' track jobs would otherwise spend in turn."""
     import mlflow.tracking  # noqa: F401
 
     if sqlite:
@@ -604,6 +546,13 @@ def pipeline_artifacts_key(files: list[tuple[str, str]]) -> str:
     return sha256_json(sorted([folder, Path(p).name, sha256_file(p)] for p, folder in files))
 
 
+def _finished_run(client: Any, exp_id: str, tag: str, value: str) -> list[Any]:
+    """The FINISHED run tagged ``tag`` = ``value``, if any: a failed, killed or abandoned one may lack metrics
+    or artifacts, so what it logged is logged again (it stays as a record of the attempt)."""
+    query = f"tags.`{tag}` = '{value}' and attributes.status = 'FINISHED'"
+    return client.search_runs([exp_id], filter_string=query, max_results=1)
+
+
 def log_evaluations(
     evaluations: list[dict[str, Any]],
     tracking_uri: str,
@@ -613,19 +562,14 @@ def log_evaluations(
     media_pack_bytes: int = PACK_BYTES,
 ) -> dict[str, Any]:
     """Log each evaluation as a child run unless a run with its key exists. Each evaluation dict:
-    benchmark, model, method, params (dict), content (dict of hashes), provenance (dict),
-    scores ({group: metrics}), stats (accounting dict), artifacts (list of paths, or (path, name):
-    a folder is logged whole in one call), and optionally viewer: the run's page (``page``, logged in
-    ``folder`` as ``relink(link to the media)`` returns its text) and its media (``media``: name to file).
-    The media of every new run's page are logged once, in the parent run's ``media/``, packed (a few
-    pack files of about ``media_pack_bytes`` each and their index: results.viewer_packs), and each page
-    is logged with its rows reading them from there, so a run holds its own files only and the parent
-    run a bounded number.
+    benchmark, model, method, params, content (hashes), provenance, scores ({group: metrics}), stats,
+    artifacts (paths, or (path, name)), and optionally viewer: ``page`` (logged in ``folder`` as
+    ``relink(link to the media)`` returns it) and ``media`` (name to file), logged once for all new runs
+    in the parent run's ``media/``, packed (results.viewer_packs).
 
-    ``artifacts``: files of the whole pipeline (tables, figures) as (path, artifact folder) pairs,
-    logged in the parent run. A parent run is made when an evaluation is new or when these files
-    differ from every finished parent run's (their content hash is its tag), so changed tables
-    are logged even when every evaluation is unchanged, and an unchanged rerun logs nothing."""
+    ``artifacts``: the pipeline's tables and figures as (path, artifact folder), logged in the parent
+    run, which is made when an evaluation is new or these files differ from every finished parent run's
+    (their content hash is its tag): an unchanged rerun logs nothing."""
     os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
     # Every evaluation is checked (metrics numbers, artifacts present) before MLflow is touched.
@@ -664,22 +608,10 @@ def log_evaluations(
         new, existing = [], []
         for ev, pr in zip(evaluations, prepared):
             key = eval_key(ev)
-            # Only a FINISHED run counts: a run that crashed (FAILED), was killed (KILLED) or died
-            # without ending (left RUNNING; the lock rules out a live writer) may lack metrics or
-            # artifacts, so its evaluation is logged again in a new run. The failed run stays in the
-            # store as a record of the attempt. (Runs also get the key tag last; see below.)
-            found = client.search_runs(
-                [exp_id],
-                filter_string=f"tags.`{EVAL_KEY_TAG}` = '{key}' and attributes.status = 'FINISHED'",
-                max_results=1,
-            )
+            found = _finished_run(client, exp_id, EVAL_KEY_TAG, key)
             (existing if found else new).append((key, ev, pr, found[0].info.run_id if found else None))
         summary = {"new": [], "existing": [r for *_, r in existing], "parent": None}
-        logged = bool(parent_files) and client.search_runs(
-            [exp_id],
-            filter_string=f"tags.`{ARTIFACTS_KEY_TAG}` = '{artifacts_key}' and attributes.status = 'FINISHED'",
-            max_results=1,
-        )
+        logged = bool(parent_files) and _finished_run(client, exp_id, ARTIFACTS_KEY_TAG, artifacts_key)
         if not new and (not parent_files or logged):
             return summary
         commit = (new or existing or [(None, {"provenance": {}})])[0][1]["provenance"].get("git_commit", "")
@@ -687,7 +619,7 @@ def log_evaluations(
         parent_tags = {"socialbench.kind": "pipeline", "git_commit": commit, **run_tags(pipeline_run)}
         with _run(client, exp_id, run_name, parent_tags) as parent:
             summary["parent"] = parent
-            _log_params(client, parent, {"n_new_evaluations": len(new), "n_unchanged_evaluations": len(existing)})
+            _log_values(client, parent, {"n_new_evaluations": len(new), "n_unchanged_evaluations": len(existing)}, [])
             for path, folder in parent_files:
                 client.log_artifact(parent, path, artifact_path=folder or None)
             # The new runs' pages' media, once: content-addressed names, however many pages show them.

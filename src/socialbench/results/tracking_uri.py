@@ -21,9 +21,8 @@ FILE_STORE_ENV = "MLFLOW_ALLOW_FILE_STORE"
 
 
 def resolve_tracking_uri(mlflow_params: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> str:
-    """The tracking store: ``MLFLOW_TRACKING_URI`` when set (one MLflow cannot use is refused naming the
-    variable), else params' ``mlflow.tracking_uri``; a password in params (tracked by git and DVC) is
-    refused."""
+    """The tracking store: ``MLFLOW_TRACKING_URI`` when set, else params' ``mlflow.tracking_uri``, which
+    may hold no password (params are tracked by git and DVC)."""
     env = os.environ if environ is None else environ
     from_env = (env.get(TRACKING_URI_ENV) or "").strip()
     if from_env:  # checked as params' is at load (core.config.tracking_uri_problem), naming the variable
@@ -77,9 +76,8 @@ def with_connect_timeout(uri: str, timeout_s: float) -> str:
 
 
 def check_store_reachable(uri: str, timeout_s: float) -> None:
-    """A TCP connect to a network tracking store within ``timeout_s``: a closed port or a host that does
-    not answer is a one-line ConfigError naming the store (redacted), before MLflow's client, which
-    retries for minutes, opens it."""
+    """A TCP connect to a network tracking store within ``timeout_s``, else a one-line ConfigError naming
+    the store (redacted), before MLflow's client, which retries for minutes, opens it."""
     endpoint = store_endpoint(uri)
     if endpoint is None:
         return
@@ -95,9 +93,8 @@ def check_store_reachable(uri: str, timeout_s: float) -> None:
 
 
 def tracking_store_uri(params: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> str:
-    """The tracking store a command opens (:func:`resolve_tracking_uri`), its waits bounded by params
-    ``waits`` (docs/security.md, "Waits"): MLflow's HTTP timeout and retries, libpq's ``connect_timeout``,
-    and a network store's TCP connect within ``connect_s`` before any client is made."""
+    """The tracking store a command opens (:func:`resolve_tracking_uri`), its waits (MLflow's HTTP timeout
+    and retries, libpq's ``connect_timeout``, a first TCP connect) bounded by params ``waits``."""
     uri = resolve_tracking_uri(params["mlflow"], environ)
     waits = params.get("waits") or {}
     connect_s = float(waits.get("connect_s", 5))

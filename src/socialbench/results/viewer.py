@@ -1,11 +1,8 @@
-"""The trace viewer: a static page per run (benchmark, model, method), read in a browser with no
-server, like inspect_ai's log viewer (docs/architecture.md, "Trace viewer").
+"""The trace viewer: a static page per run, read in a browser with no server (docs/architecture.md,
+"Trace viewer"): ``<model>/<run>.html``, its rows in ``<run>.shards/NNN.js``, thumbnails in ``media/``.
 
-Per run it writes ``<model>/<run>.html`` (header, filters, script, index) and ``<run>.shards/NNN.js``
-(the rows' HTML), and once ``media/<sha256>.jpg`` thumbnails. This module reads and checks a run and
-writes its files (:func:`read_run`, :func:`write_view`); ``viewer_media`` makes the thumbnails,
-``viewer_html`` draws a row, ``viewer_page`` the page and shards. What a row shows is the benchmark's
-(``Benchmark.viewer_rows``, :data:`ROW_KEYS`). Same inputs, same bytes.
+This module reads and checks a run and writes its files; ``viewer_media`` makes the thumbnails,
+``viewer_html`` draws a row, ``viewer_page`` the page and shards. Same inputs, same bytes.
 """
 
 from __future__ import annotations
@@ -42,20 +39,7 @@ from socialbench.results.viewer_page import (
 #: ``badges``: ``[[text, ok|bad|info]]``; ``meta``: ``[[label, value]]``; ``raw``: the model's answer text;
 #: ``orders``: ``[{order, fields: [{name, pred, correct}], correct, error}]``, the instance's answers under
 #: each option order (set by :func:`with_orders` on a run's page from its order runs, params ``robustness``).
-ROW_KEYS = (
-    "id",
-    "group",
-    "group_label",
-    "texts",
-    "media",
-    "fields",
-    "correct",
-    "error",
-    "badges",
-    "meta",
-    "raw",
-    "orders",
-)
+ROW_KEYS = tuple("id group group_label texts media fields correct error badges meta raw orders".split())
 MEDIA_KINDS = ("image", "frame", "video")
 #: Prediction keys that are bookkeeping, not answers (the default rows compare the others with the instance).
 BOOKKEEPING = ("id", "model", "method", "error", "raw")
@@ -112,10 +96,8 @@ def run_identity(
         if "model" not in rec and "method" not in rec:
             continue
         this = (rec.get("model"), rec.get("method"))
-        if seen is None:
-            seen = this  # type: ignore[assignment]
-            continue
-        for k, a, b in (("model", this[0], seen[0]), ("method", this[1], seen[1])):
+        seen = seen or this  # type: ignore[assignment]
+        for k, a, b in zip(("model", "method"), this, seen):
             if a != b:
                 raise DataError(
                     source,
@@ -163,10 +145,7 @@ def read_run(bench, instances: Path, predictions: Path, traces: Path | None) -> 
     ids = {i["id"] for i in insts}
     by_id, identity = read_predictions(predictions, ids, str(instances))
     trace_by_id: dict[str, dict[str, Any]] = {}
-    inputs = [
-        ("instances", str(instances), sha256_file(instances)),
-        ("predictions", str(predictions), sha256_file(predictions)),
-    ]
+    inputs = [(what, str(p), sha256_file(p)) for what, p in (("instances", instances), ("predictions", predictions))]
     if traces is not None:
         tparsed = read_jsonl_lines(traces)
         first_bad_line(traces, tparsed)
@@ -193,15 +172,8 @@ def default_rows(
         fields = [{"name": k, "gold": inst[k], "pred": pred[k], "correct": pred[k] == inst[k]} for k in names]  # type: ignore[index]
         error = "no prediction for this instance" if pred is None else pred.get("error")
         correct = False if pred is None else (all(f["correct"] for f in fields) if fields else None)
-        rows.append(
-            {
-                "id": inst["id"],
-                "fields": fields,
-                "correct": correct,
-                "error": error,
-                "raw": None if pred is None else pred.get("raw"),
-            }
-        )
+        raw = None if pred is None else pred.get("raw")
+        rows.append({"id": inst["id"], "fields": fields, "correct": correct, "error": error, "raw": raw})
     return rows
 
 
@@ -245,9 +217,8 @@ def bench_rows(bench, run: Run, predictions: dict[str, dict[str, Any]], traces: 
 
 
 def with_orders(rows: list[dict[str, Any]], by_order: dict[int, list[dict[str, Any]]]) -> list[dict[str, Any]]:
-    """``rows`` (order 0: the run itself) with each instance's answers under every option order side by
-    side (``orders``: order 0's and those of ``by_order``, the checked rows of the run's order runs by
-    order index, ascending); the rows unchanged without order runs."""
+    """``rows`` (order 0) with each instance's answers under every option order (``orders``: order 0's
+    and those of ``by_order``, the order runs' checked rows by order index); unchanged without any."""
     if not by_order:
         return rows
     answers: dict[str, list[dict[str, Any]]] = {}
@@ -354,12 +325,6 @@ def render_view(
     return View(page, shards, folder, n, list(problems))
 
 
-def media_link(media_dir: Path, page: Path) -> str:
-    """The media folder as a link relative to the page's folder (``../media`` in the results layout)."""
-    rel = os.path.relpath(os.path.abspath(media_dir), os.path.abspath(Path(page).parent))
-    return "/".join(quote(p) for p in Path(rel).parts)
-
-
 # ---- the whole stage -------------------------------------------------------------------------
 def build_view(
     bench,
@@ -378,12 +343,7 @@ def build_view(
     """Read a run, let the benchmark say what each row shows and the method what its trace shows,
     store the media and render the page ``out`` with its shards. ``orders``: (k, predictions) of the
     run's order runs (``<run>__order<k>``), whose answers each row shows beside its own."""
-    for name, v in (
-        ("thumb_px", thumb_px),
-        ("frame_px", frame_px),
-        ("max_frames", max_frames),
-        ("shard_rows", shard_rows),
-    ):
+    for name, v in dict(thumb_px=thumb_px, frame_px=frame_px, max_frames=max_frames, shard_rows=shard_rows).items():
         if v < 1:
             raise SocialbenchError(f"--{name.replace('_', '-')} must be at least 1, got {v}")
     run = read_run(bench, instances, predictions, traces)
@@ -396,7 +356,9 @@ def build_view(
         )
         by_order[k] = bench_rows(bench, run, preds, {})
     rows = with_orders(rows, by_order)
-    href = media_link(store.folder, out)
+    # the media folder as a link relative to the page's folder (``../media`` in the results layout)
+    rel = os.path.relpath(os.path.abspath(store.folder), os.path.abspath(Path(out).parent))
+    href = "/".join(quote(p) for p in Path(rel).parts)
     problems = embed_media(rows, store, href, thumb_px, frame_px, max_frames)
     hook, label = trace_hook(bench, run.method)
     sections = trace_sections(run, rows, hook, str(traces))

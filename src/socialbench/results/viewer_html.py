@@ -71,17 +71,21 @@ def media_html(m: dict[str, Any]) -> str:
     )
 
 
+#: The mark before a scored prediction, and its cell's class, by its ``correct``.
+MARKS = {
+    True: '<span class="mark ok" title="correct">✓</span> ',
+    False: '<span class="mark bad" title="wrong">✗</span> ',
+}
+CLASSES = {True: "right", False: "wrong"}
+
+
 def fields_html(fields: list[dict[str, Any]]) -> str:
     if not fields:
         return ""
     rows = []
     for f in fields:
         c = f.get("correct")
-        mark = {
-            True: '<span class="mark ok" title="correct">✓</span> ',
-            False: '<span class="mark bad" title="wrong">✗</span> ',
-        }.get(c, "")
-        cls = {True: "right", False: "wrong"}.get(c, "unscored")
+        mark, cls = MARKS.get(c, ""), CLASSES.get(c, "unscored")
         note = f'<div class="note">{esc(f["note"])}</div>' if f.get("note") else ""
         opts = (
             f'<div class="opts">options: {" · ".join(esc(o) for o in f["options"])}</div>' if f.get("options") else ""
@@ -109,24 +113,19 @@ def orders_html(orders: list[dict[str, Any]] | None) -> str:
     if not orders or len(orders) < 2:
         return ""
     names = list(dict.fromkeys(f["name"] for o in orders for f in o["fields"]))
-    marks = {
-        True: '<span class="mark ok" title="correct">✓</span> ',
-        False: '<span class="mark bad" title="wrong">✗</span> ',
-    }
     rows = []
     for name in names:
         cells = []
         for o in orders:
-            f = next((f for f in o["fields"] if f["name"] == name), None)
-            c = None if f is None else f.get("correct")
-            cls = {True: "right", False: "wrong"}.get(c, "unscored")
+            f = next((f for f in o["fields"] if f["name"] == name), {})
+            c = f.get("correct")
             cells.append(
-                f'<td class="pred {cls}">{marks.get(c, "")}{value_html(None if f is None else f.get("pred"))}</td>'
+                f'<td class="pred {CLASSES.get(c, "unscored")}">{MARKS.get(c, "")}{value_html(f.get("pred"))}</td>'
             )
         rows.append(f"<tr><th>{esc(name)}</th>{''.join(cells)}</tr>")
     whole = "".join(
-        f'<td class="pred { ({True: "right", False: "wrong"}.get(o.get("correct"), "unscored")) }">'
-        f"{marks.get(o.get('correct'), '')}{esc(row_correct(o))}"
+        f'<td class="pred {CLASSES.get(o.get("correct"), "unscored")}">'
+        f"{MARKS.get(o.get('correct'), '')}{esc(row_correct(o))}"
         + (f' <span class="err">error: {esc(o["error"])}</span>' if o.get("error") else "")
         + "</td>"
         for o in orders

@@ -119,8 +119,7 @@ def embed_media(
         shown = pick_frames(frames, max_frames)
         if len(shown) < len(frames):
             row.setdefault("badges", []).append([f"{len(shown)} of {len(frames)} frames shown", "info"])
-        media = [m for m in media if m["kind"] != "frame" or any(m is s for s in shown)]
-        row["media"] = media
+        row["media"] = media = [m for m in media if m["kind"] != "frame" or any(m is s for s in shown)]
         for m in media:
             if m["kind"] == "video":
                 m["problem"] = "video not shown (no sampled frames)"

@@ -1,9 +1,8 @@
 """The viewer's media as MLflow stores them: a few pack files, not one file per image (issue 41).
 
-A pack is the media's bytes one after another, no header; ``index.json`` maps each ``<sha256>.<ext>``
-to its pack, offset and length, and a page logged to MLflow reads each image with an HTTP Range request
-(``viewer_page.relink_media``). Media are sorted by name and packs named by their sha256
-(:func:`plan_packs`), so the same media give the same files. The disk viewer keeps one file per image.
+A pack is the media's bytes one after another; ``index.json`` maps each ``<sha256>.<ext>`` to its pack,
+offset and length, for the page's HTTP Range requests (``viewer_page.relink_media``). The same media give
+the same files.
 """
 
 from __future__ import annotations
@@ -82,13 +81,8 @@ def write_packs(
         pack = digest.hexdigest() + PACK_SUFFIX
         os.replace(tmp, folder / pack)
         index["packs"].append(pack)
-    (folder / INDEX_NAME).write_text(index_text(index), "utf-8")
+    (folder / INDEX_NAME).write_text(json.dumps(index, sort_keys=True, separators=(",", ":")) + "\n", "utf-8")
     return index
-
-
-def index_text(index: Mapping[str, Any]) -> str:
-    """The index file's text: JSON, sorted keys, no spaces (the same index gives the same bytes)."""
-    return json.dumps(index, sort_keys=True, separators=(",", ":")) + "\n"
 
 
 def read_packed(folder: Path, name: str, index: Mapping[str, Any] | None = None) -> bytes:

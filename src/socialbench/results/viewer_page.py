@@ -126,12 +126,9 @@ ol.tree{margin:2px 0;padding-left:20px}#empty{color:#6b7785;padding:20px}#notice
 @media (max-width:700px){.body{grid-template-columns:1fr}}
 """.strip()
 
-# The filters read the index (every instance, at once); the search reads the rows' text, so it loads
-# every shard the first time it is used (the count says how far it got). Matching rows are drawn
-# PAGE at a time, in instance order: the first page at once, the next when the reader scrolls near
-# the end (or presses "show more"). The URL hash holds the state (#group=g1&correct=wrong; expand=1
-# opens every drawn row's calls and trace), so a link or a bookmark opens the page filtered.
-# <body data-ready="1" data-first-ms="..."> says when the first rows were drawn (the viewer checks).
+# The filters read the index; the search reads the rows' text, loading every shard the first time. Matching
+# rows are drawn PAGE at a time as the reader scrolls. The URL hash holds the state, so a link opens the page
+# filtered. <body data-ready="1" data-first-ms="..."> says when the first rows were drawn (checks read it).
 JS = """
 (function(){
 "use strict";
@@ -309,16 +306,11 @@ _INDEX = re.compile(r'<script type="application/json" id="sb-index">(.*?)</scrip
 #: shows the images it cut from them as ``blob:`` URLs.
 CSP_PACKED = CSP.replace("img-src 'self' data:", "img-src 'self' data: blob:") + "; connect-src 'self'"
 
-# What a logged page's script gains (relink_media): the rows' images are read from the media packs of the
-# parent run (viewer_packs), not from files. A drawn row's <img data-sb-pack="<sha256>.<ext>"> is given a
-# blob: URL of its bytes: the index once, then one Range request per image on its pack. The first request
-# on a pack says whether the server honours Range (206): the others on it wait for that answer, so a
-# server that ignores Range sends each pack once, whole, which is kept and cut for every image. The bytes are
-# checked against their name (sha256) where the browser offers crypto.subtle (a secure context).
-# <body data-media-shown="n" data-media-failed="m"> counts the images (the checks read them).
-# Over HTTP the shards are fetched too, their text read as the script would run it: MLflow's server
-# serves a .js artifact as text/plain with "X-Content-Type-Options: nosniff", which a browser refuses to
-# run as a script (from disk, file://, they stay scripts: a page there may not fetch).
+# What a logged page's script gains (relink_media): a drawn row's <img data-sb-pack="<sha256>.<ext>"> gets
+# a blob: URL of its bytes, read by a Range request on its pack (a server that ignores Range sends each pack
+# once, whole, kept and cut for every image), checked against its sha256 where crypto.subtle exists.
+# <body data-media-shown/-failed> count the images. Over HTTP the shards are fetched, not run as scripts:
+# MLflow serves a .js artifact as text/plain with nosniff, which a browser refuses to run.
 PACKED_JS = """var PK=__LINK__,PX=null,PW={},PA={},pn={shown:0,failed:0};
 function pshard(k){if(!/^https?:$/.test(location.protocol)){return false;}fetch(D.base+pad(k)).then(function(r){
   if(!r.ok){throw new Error("HTTP "+r.status);}return r.text();}).then(function(t){
@@ -355,12 +347,9 @@ new MutationObserver(function(){list.querySelectorAll("img[data-sb-pack]").forEa
 
 
 def relink_media(page_text: str, old_href: str, packs_href: str) -> str:
-    """The page with its rows' images read from the media packs in ``packs_href`` (relative to the page:
-    the parent run's, :mod:`viewer_packs`) instead of the files in ``old_href``, so a page logged to
-    MLflow finds the media its parent run stores once. The shards keep their links; the page rewrites
-    each as it draws a row (``data-sb-pack``) and :data:`PACKED_JS` loads it from its pack. The policy
-    admits same-origin fetches and ``blob:`` images (:data:`CSP_PACKED`); over HTTP shards are fetched,
-    not run (MLflow serves them as text). The rows' own text is escaped, so only image links match."""
+    """The page with its rows' images read from the media packs in ``packs_href`` (the parent run's,
+    :mod:`viewer_packs`) instead of the files in ``old_href``: the page rewrites each link as it draws a
+    row and :data:`PACKED_JS` loads it. The rows' own text is escaped, so only image links match."""
     csp = f'content="{CSP}"'
     if _DRAW_ROW not in page_text or _LOAD_SHARD not in page_text or csp not in page_text:
         raise ValueError(

@@ -17,15 +17,13 @@ from socialbench.results.tracking_uri import tracking_store_uri
 Opt = typer.Option
 
 
-def _benchmark_help() -> str:
-    return (
-        f"a benchmark to put in the book ({', '.join(available_benchmarks())}; repeat for each: one section each, in"
-        " this order); --tables-dir, --instances and --tracked are given once per benchmark, in the same order"
-    )
-
-
 def book(
-    benchmark: list[str] = Opt(..., help=_benchmark_help()),
+    benchmark: list[str] = Opt(
+        ...,
+        help=f"a benchmark to put in the book ({', '.join(available_benchmarks())}; repeat for each: one section"
+        " each, in this order); --tables-dir, --instances and --tracked are given once per benchmark, in the same"
+        " order",
+    ),
     tables_dir: list[Path] = Opt(
         ..., help="results/tables/<benchmark>: its .csv tables and .png figures go in the book"
     ),

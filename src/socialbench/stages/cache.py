@@ -1,44 +1,27 @@
-"""``socialbench cache``: what the request cache holds, and why a call was (or would be) made again.
-
-socialbench cache stats                       entries, tokens, latency and hits served, per model
-socialbench cache explain [REQUEST_ID]        calls made again, newest first, with the key part that changed
-socialbench cache explain --model M --benchmark moca --instances data/processed/moca/test.jsonl
-                                              dry run: which requests of a run would miss, and why
-
-The store is the run's (``SOCIALBENCH_CACHE_URL``'s PostgreSQL store, read-only, else ``cache.path``);
-``--path FILE`` names an SQLite file."""
+"""``socialbench cache stats|explain``: what the request cache holds, and why a call was (or would be) made
+again. The store is the run's (``SOCIALBENCH_CACHE_URL``'s, read-only, else ``cache.path``), or ``--path``."""
 
 from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 from pathlib import Path
-from typing import Any, Protocol
 
 import typer
 
-from socialbench.core.backend import BackendContext, ModelSpec, Request, create_backend
+from socialbench.core.backend import BackendContext, ModelSpec, create_backend
 from socialbench.core.benchmarks import Final, InstanceInputError, get_benchmark
-from socialbench.core.cache import MissExplanation, RequestCache
+from socialbench.core.cache import RequestCache
 from socialbench.core.cache_pg import PostgresRequestCache, cache_store_url
 from socialbench.core.config import load_params
 from socialbench.core.errors import DataError, SocialbenchError
 from socialbench.core.paths import check_io
-from socialbench.stages.common import PARAMS_HELP, benchmark_choices
+from socialbench.stages.common import PARAMS_HELP, Opt, benchmark_choices
 
 _PATH_HELP = "SQLite cache file (default: the store of SOCIALBENCH_CACHE_URL if set, else cache.path in params)"
 
 cache_app = typer.Typer(no_args_is_help=True, add_completion=False, help="Inspect the request cache.")
-
-Opt = typer.Option
-
-
-def _cache_path(path: Path | None, params: Path) -> Path:
-    if path is not None:
-        return path
-    if params.exists():
-        return Path(load_params(params)["cache"]["path"])
-    return Path(".cache/socialbench/requests.sqlite")
 
 
 #: The ``model`` prefix of a record that is no model call (a retriever's search).
@@ -47,9 +30,7 @@ _NOT_A_MODEL = "retriever:"
 
 def _params_models(params: Path) -> set[str] | None:
     """The params file's model names (None without one)."""
-    if not params.is_file():
-        return None
-    return set(load_params(params).get("models") or {})
+    return set(load_params(params).get("models") or {}) if params.is_file() else None
 
 
 def _unknown(model: str, known: set[str] | None) -> bool:
@@ -64,32 +45,17 @@ def _unknown_note(models: list[str], params: Path) -> str:
     )
 
 
-class Inspectable(Protocol):
-    """What inspection reads of a cache store (both stores have it)."""
-
-    def stats(self) -> dict[str, Any]: ...
-
-    def entries_for(self, model: str | None, request_id: str) -> list[dict[str, Any]]: ...
-
-    def recomputed(self, model: str | None = None, limit: int = 20) -> list[tuple[str, str]]: ...
-
-    def explain_miss(self, identity: dict[str, Any], request: Request, model: str) -> MissExplanation: ...
-
-    def explain_stored(self, model: str, request_id: str) -> MissExplanation | None: ...
-
-    def close(self) -> None: ...
-
-
-def _open(path: Path | None, params: Path, environ: dict[str, str] | None = None) -> Inspectable:
+def _open(path: Path | None, params: Path) -> RequestCache | PostgresRequestCache:
     """The run's cache store, read-only (creates, converts, locks nothing)."""
     if path is None:
-        url = cache_store_url(environ)
+        url = cache_store_url()
         if url is not None:
             return PostgresRequestCache.open_readonly(url)
-    p = _cache_path(path, params)
-    if not p.exists():
-        raise SocialbenchError(f"{p}: no request cache here yet (it is created by the first run)")
-    return RequestCache.open_readonly(p)
+    if path is None:
+        path = Path(load_params(params)["cache"]["path"] if params.exists() else ".cache/socialbench/requests.sqlite")
+    if not path.exists():
+        raise SocialbenchError(f"{path}: no request cache here yet (it is created by the first run)")
+    return RequestCache.open_readonly(path)
 
 
 def _when(ts: float | None) -> str:
@@ -190,7 +156,7 @@ def explain(
 
 
 def _dry_run(
-    cache: Inspectable,
+    cache: RequestCache | PostgresRequestCache,
     model: str,
     instances: Path,
     method: str,
@@ -228,10 +194,7 @@ def _dry_run(
         f"{model}/{method}: {len(requests)} requests,"
         f" {len(requests) - len(misses)} cached, {len(misses)} would be called"
     )
-    by_part: dict[str, int] = {}
-    for e in misses:
-        for part in e.parts or ["new"]:
-            by_part[part] = by_part.get(part, 0) + 1
+    by_part = Counter(part for e in misses for part in e.parts or ["new"])
     if by_part:
         typer.echo("misses by changed part: " + ", ".join(f"{k}={v}" for k, v in sorted(by_part.items())))
     for e in misses[:limit]:

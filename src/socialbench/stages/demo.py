@@ -13,13 +13,6 @@ from socialbench.stages.common import BENCH_HELP, Opt, load_benchmark, stage_app
 app = stage_app("A benchmark's embedded demo data.")
 
 
-def make_demo(benchmark: str, params: Path, out_dir: Path) -> dict[str, list]:
-    """Write the benchmark's demo raw files into ``out_dir``; the records written, per split."""
-    check_io({"--params": params}, {"--out-dir": out_dir}, folders=("--out-dir",))
-    bench = load_benchmark(benchmark)
-    return bench.demo(load_params(params), out_dir)
-
-
 @app.command("demo")
 def demo(
     params: Path = Opt(Path("params.yaml"), help="params file (seed and the benchmark's demo settings)"),
@@ -27,5 +20,7 @@ def demo(
     benchmark: str = Opt(..., help=BENCH_HELP),
 ) -> None:
     """Generate a benchmark's embedded demo data (deterministic from the seed)."""
-    recs = make_demo(benchmark, params, out_dir)
+    check_io({"--params": params}, {"--out-dir": out_dir}, folders=("--out-dir",))
+    bench = load_benchmark(benchmark)
+    recs = bench.demo(load_params(params), out_dir)
     typer.echo(f"demo: {', '.join(f'{k}={len(v)}' for k, v in recs.items())} instances in {out_dir}")

@@ -1,10 +1,8 @@
-"""dvc.yaml, written from the stage declarations so that DVC and Snakemake see the same jobs.
+"""dvc.yaml, written from the stage declarations (rules/*.smk) so that DVC and Snakemake see the same jobs.
 
-Each stage is declared once beside its rules (rules/*.smk); from it come the DVC stage and each rule's
-rerun triggers (rules/common.smk). Code deps are computed: the modules its ``socialbench`` commands import
-(whole folders for layers and a benchmark's sub-folders), so editing the viewer reruns no inference and
-editing one method's template reruns only the models running it. The rules rewrite a stale dvc.yaml at
-load (rules/dvc.smk), not inside ``dvc repro``."""
+Code deps are computed: the modules a stage's ``socialbench`` commands import (whole folders for layers
+and a benchmark's sub-folders), so editing the viewer reruns no inference and editing one method's
+template reruns only the models running it. rules/dvc.smk rewrites a stale dvc.yaml at load."""
 
 from __future__ import annotations
 
@@ -32,11 +30,9 @@ BENCH_FOLDERS = ("schema", "dataset", "eval", "results")
 
 
 # ---- code deps: the modules a stage's commands import, followed statically (ast) ------------------
-# A module's imports are those run at import (module level, class bodies; not TYPE_CHECKING), plus its
-# packages' __init__. Two kinds of module import in function bodies and are read function by function:
-# command modules (the root CLI, `<b>/cli.py`, `media/cli.py`: the commands the stage runs) and a
-# benchmark's plug-in class (the hooks reached code calls as ``.hook(``). Plug-ins params name are added
-# by rule: an infer stage's method modules and templates, the backends, and retrievers where used.
+# A module's imports are those run at import (not in functions, not TYPE_CHECKING), plus its packages'
+# __init__. Command modules and a benchmark's plug-in class import in function bodies and are read
+# function by function (the commands the stage runs; the hooks reached code calls as ``.hook(``).
 
 
 @cache
@@ -138,9 +134,8 @@ def _functions_of(tree: ast.Module) -> Functions:
     return out
 
 
-# ---- the summaries' cache: parsing is most of reading the workflow (~1 CPU-s), done by every
-# `snakemake` call; a summary depends only on its file's bytes (and SUMMARY_VERSION), so one per-user
-# file keyed by sha256 serves every clone. A missing or broken cache only means parsing again.
+# ---- the summaries' cache: parsing is most of reading the workflow (~1 CPU-s); a summary depends only
+# on its file's bytes, so one per-user file keyed by sha256 serves every clone (broken: parsed again).
 SUMMARY_VERSION = 1
 
 
@@ -196,8 +191,7 @@ def _summary(path: Path) -> Summary:
 
 
 def save_summaries() -> None:
-    """Write the summaries this process used to the per-user cache when it made new ones (keeping up to as
-    many old entries: changed files leave some behind)."""
+    """Write the summaries this process used to the per-user cache when it made new ones."""
     found = _cached_summaries()
     path = summary_cache_file()
     try:
@@ -228,14 +222,12 @@ def summarize_package() -> int:
 
 
 def command_entry(words: tuple[str, ...]) -> tuple[str, tuple[str, ...] | None]:
-    """The module a ``socialbench <words...>`` command runs, and the command's name where the module holds
-    many (a benchmark's cli.py), else None (followed whole)."""
+    """The module a ``socialbench <words...>`` command runs, and the command's name in a benchmark's cli.py."""
     if not words:
         raise ValueError("an empty socialbench command")
-    if words[0] in cli.COMMANDS:
-        return cli.COMMANDS[words[0]][0], None
-    if words[0] in cli.SUB_APPS:
-        return cli.SUB_APPS[words[0]][0], None
+    found = cli.COMMANDS.get(words[0]) or cli.SUB_APPS.get(words[0])
+    if found:
+        return found[0], None
     if words[0] in benchmark_packages() and (PKG / words[0] / "cli.py").is_file():
         if len(words) < 2:
             raise ValueError(f"socialbench {words[0]}: no subcommand")
@@ -300,7 +292,6 @@ def _closure(
     """Source files a stage's commands reach from the root CLI, with the plug-in hooks they call; ``extra``:
     plug-ins params name; ``benchmark`` None: no plug-in class (the results book)."""
     plugin = PKG / benchmark / "benchmark.py" if benchmark is not None else None
-    # the root CLI runs every command; the plug-in class is loaded by name (`--benchmark`): entries
     by_function: dict[Path, set[str] | None] = {PKG / "cli.py": None}
     entries = ["socialbench.cli", *([f"socialbench.{benchmark}.benchmark"] if benchmark is not None else []), *extra]
     if plugin is not None:
@@ -418,8 +409,7 @@ _WILDCARD = re.compile(r"(?<!\$)\{(\w+)\}")
 
 
 def dvc_template(text: str, decl: Mapping[str, Any]) -> str:
-    """A declaration's path or key as dvc.yaml writes it: fixed wildcards by value, matrix ones as
-    ``${item.<name>}``, foreach ones as ``${key}``."""
+    """A declaration's path or key as dvc.yaml writes it (matrix wildcards ``${item.<name>}``, foreach ``${key}``)."""
     fixed, matrix, foreach = (decl.get(k) or {} for k in ("wildcards", "matrix", "foreach"))
 
     def resolve(match: re.Match[str]) -> str:
@@ -443,8 +433,7 @@ def job_template(text: str, decl: Mapping[str, Any], wildcards: Mapping[str, str
 
 
 def _dvc_paths(items: Iterable[Any], decl: Mapping[str, Any]) -> list[Any]:
-    # a path, or {path: options} (an out kept between runs, a metric DVC does not cache)
-    return [
+    return [  # a path, or {path: options}
         {dvc_template(k, decl): v for k, v in item.items()} if isinstance(item, Mapping) else dvc_template(item, decl)
         for item in items
     ]
@@ -478,11 +467,6 @@ def lookup(config: Mapping[str, Any], key: str) -> Any:
     return None if value is _ABSENT else value
 
 
-def has_key(raw: Mapping[str, Any], key: str) -> bool:
-    """Whether params.yaml itself holds a key (DVC reads the file, not the defaults); ${...} is DVC's."""
-    return "${" in key or _at(raw, key) is not _ABSENT
-
-
 def stage_commands(decl: Mapping[str, Any], shells: Mapping[str, str]) -> tuple[tuple[str, ...], ...]:
     """The socialbench commands a stage's rules run (``shells``: rule -> shell line)."""
     found: list[tuple[str, ...]] = []
@@ -509,7 +493,8 @@ def dvc_stage(decl: Mapping[str, Any], raw_params: Mapping[str, Any], code: list
         "desc": "runs " + ", ".join(decl["rules"]),
         "cmd": "snakemake --quiet rules --cores 1 " + " ".join(targets),
         "deps": [*_dvc_paths(decl.get("deps") or [], decl), *code],
-        "params": list(dict.fromkeys(k for k in keys if has_key(raw_params, k))),
+        # the keys params.yaml itself holds (DVC reads the file, not the defaults); ${...} is DVC's
+        "params": list(dict.fromkeys(k for k in keys if "${" in k or _at(raw_params, k) is not _ABSENT)),
         "outs": _dvc_paths(decl.get("outs") or [], decl),
         "metrics": _dvc_paths(decl.get("metrics") or [], decl),
     }
@@ -586,8 +571,8 @@ def _file_sha256(path: Path) -> str:
 
 
 def write_code_stamp(path: Path, files: Iterable[str], root: Path) -> None:
-    """One Snakemake input standing for code files: lists each file's sha256; its mtime is the newest
-    file's when first written, now when the list changes, so Snakemake reruns exactly when a code file would."""
+    """One Snakemake input standing for code files: each file's sha256; its mtime is the newest file's when
+    first written, now when the list changes."""
     files = sorted(files)
     text = "".join(f"{_file_sha256(root / f)}  {f}\n" for f in files)
     old = path.read_text("utf-8") if path.is_file() else None

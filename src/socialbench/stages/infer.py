@@ -1,8 +1,5 @@
-"""``socialbench infer``: run one model with one or more methods over the instances, in one process.
-
-One job per (benchmark, model): every method in turn with one backend and one request cache, each run's
-files where the results layout puts them (``--results-dir``), or one run's ``--out``/``--stats``/``--trace``.
-Imports only what inference uses (not tracking, tables, viewer or a benchmark's report code)."""
+"""``socialbench infer``: run one model with one or more methods over the instances, in one process (one
+backend and one request cache). Imports only what inference uses (not tracking, tables or the viewer)."""
 
 from __future__ import annotations
 
@@ -48,36 +45,8 @@ class RunFiles:
     trace: Path | None = None
 
 
-def layout_runs(benchmark: str, model: str, methods: list[str], results_dir: Path) -> list[RunFiles]:
-    """Each method's files under ``results_dir`` as the results layout places them."""
-
-    def at(kind: str, method: str) -> Path:
-        return Path(run_path(kind, benchmark, model, method, root=str(results_dir)))
-
-    return [RunFiles(m, at("predictions", m), at("runs", m), at("traces", m)) for m in methods]
-
-
-def trace_pointer(benchmark: str, model: str, method: str) -> str:
-    """The trace file predictions point at: its pipeline path (same bytes wherever this run writes)."""
-    return run_path("traces", benchmark, model, method)
-
-
-def check_runnable(p: dict, params: Path, model: str, benchmark: str, methods: list[str]) -> None:
-    """Refuse a method params exclude for the model: such a pair has no run."""
-    if len(set(methods)) != len(methods):
-        raise ConfigError(f"infer: a --method is given twice ({', '.join(methods)})")
-    for method in methods:
-        reason = pair_excluded(p, benchmark, model, method)
-        if reason is not None:
-            raise ConfigError(
-                f"{params}: models.{model}: {benchmark} method {method} is excluded in params ({reason});"
-                " an excluded pair has no run"
-            )
-
-
 class SharedBackend:
-    """One backend for every method of the job, created when the first run needs it (after its first
-    round is built, so bad instances fail before a model loads), closed once."""
+    """One backend for the job's methods, made once a first round is built (bad instances fail first), closed once."""
 
     def __init__(self, spec):
         self.spec = spec
@@ -92,65 +61,6 @@ class SharedBackend:
         if self.backend is not None:
             self.backend.close()
             self.backend = None
-
-
-def infer_runs(
-    benchmark: str,
-    model: str,
-    runs: list[RunFiles],
-    *,
-    instances: Path,
-    params: Path,
-    dev: Path | None = None,
-    taxonomy: Path | None = None,
-    cache: Path | None = None,
-    progress: bool = False,
-    echo=typer.echo,
-) -> None:
-    """Run ``model`` with each run's method, writing each run's files as it finishes (inputs checked first)."""
-    check_io(
-        {"--instances": instances, "--dev": dev, "--params": params, "--taxonomy": taxonomy},
-        {
-            "--out": [r.out for r in runs],
-            "--stats": [r.stats for r in runs],
-            "--trace": [r.trace for r in runs if r.trace is not None],
-            "--cache": cache,
-        },
-    )
-    bench = load_benchmark(benchmark, taxonomy)
-    methods = [r.method for r in runs]
-    for method in methods:
-        bench.method_class(method)  # an unknown method is refused before anything is read
-    p = load_params(params)
-    if model not in p["models"]:
-        raise SocialbenchError(f"{params}: models.{model}: no such model; known: {', '.join(p['models'])}")
-    check_runnable(p, params, model, benchmark, methods)
-    spec = ModelSpec.from_params(model, p["models"][model])
-    insts = bench.load_instances(instances)
-    if not insts:
-        raise DataError(str(instances), "no records: the file is empty (or holds only blank lines); nothing to run")
-    insts, subset = subset_instances(bench, insts, p, str(instances))  # params <benchmark>.subset
-    dev_insts = bench.load_instances(dev) if dev else None
-    if dev and not dev_insts:
-        raise DataError(str(dev), "the dev file has no records: it is empty (or holds only blank lines)")
-    check_io({"--instances": instances, "--dev": dev}, {"cache.path in params": None if cache else p["cache"]["path"]})
-    for method in methods:  # each run's settings checked (a retriever's key or corpus too) before any call
-        bench.method(method, spec, p["seed"], bench.method_settings(p.get(benchmark) or {}, method))
-    # --cache names a file; else SOCIALBENCH_CACHE_URL (a shared PostgreSQL store), else cache.path in params.
-    store = (
-        RequestCache(cache)
-        if cache
-        else open_request_cache(p["cache"]["path"], connect_timeout_s=p["waits"]["connect_s"])
-    )
-    job = Job(bench, benchmark, spec, p, insts, dev_insts, instances, dev, store, subset)
-    job.commit = git_commit()
-    job.progress = progress and sys.stderr.isatty()
-    try:
-        for run in runs:
-            infer_one(job, run, echo)
-    finally:
-        job.backend.close()
-        job.cache.close()
 
 
 @dataclass
@@ -192,7 +102,7 @@ def infer_one(job: Job, run: RunFiles, echo=typer.echo) -> None:
         backend=job.backend,
         progress=job.progress,
         source=str(job.instances_path),
-        trace_pointer=trace_pointer(benchmark, model, method),
+        trace_pointer=run_path("traces", benchmark, model, method),  # the pipeline's path, wherever this run writes
         media_roots=MediaRoots.from_params(p),
     )
     example = next(iter(s.error_examples.items()), None)
@@ -266,7 +176,11 @@ def plan_runs(
     if results_dir is not None:
         if out is not None or stats is not None or trace is not None:
             raise ConfigError("infer: --results-dir places every run's files; give it without --out, --stats, --trace")
-        return layout_runs(benchmark, model, methods, results_dir)
+
+        def at(kind: str, method: str) -> Path:  # as the results layout places it
+            return Path(run_path(kind, benchmark, model, method, root=str(results_dir)))
+
+        return [RunFiles(m, at("predictions", m), at("runs", m), at("traces", m)) for m in methods]
     if len(methods) != 1:
         raise ConfigError(
             f"infer: {len(methods)} --method given with --out/--stats: one run's files; give --results-dir for several"
@@ -306,14 +220,54 @@ def infer(
 ) -> None:
     """Run one model with one or more methods over the instances (one backend, every call cached)."""
     runs = plan_runs(benchmark, model, list(method), results_dir, out, stats, trace)
-    infer_runs(
-        benchmark,
-        model,
-        runs,
-        instances=instances,
-        params=params,
-        dev=dev,
-        taxonomy=taxonomy,
-        cache=cache,
-        progress=progress,
+    check_io(
+        {"--instances": instances, "--dev": dev, "--params": params, "--taxonomy": taxonomy},
+        {
+            "--out": [r.out for r in runs],
+            "--stats": [r.stats for r in runs],
+            "--trace": [r.trace for r in runs if r.trace is not None],
+            "--cache": cache,
+        },
     )
+    bench = load_benchmark(benchmark, taxonomy)
+    methods = [r.method for r in runs]
+    for name in methods:
+        bench.method_class(name)  # an unknown method is refused before anything is read
+    p = load_params(params)
+    if model not in p["models"]:
+        raise SocialbenchError(f"{params}: models.{model}: no such model; known: {', '.join(p['models'])}")
+    if len(set(methods)) != len(methods):
+        raise ConfigError(f"infer: a --method is given twice ({', '.join(methods)})")
+    for name in methods:  # a method params exclude for the model has no run
+        reason = pair_excluded(p, benchmark, model, name)
+        if reason is not None:
+            raise ConfigError(
+                f"{params}: models.{model}: {benchmark} method {name} is excluded in params ({reason});"
+                " an excluded pair has no run"
+            )
+    spec = ModelSpec.from_params(model, p["models"][model])
+    insts = bench.load_instances(instances)
+    if not insts:
+        raise DataError(str(instances), "no records: the file is empty (or holds only blank lines); nothing to run")
+    insts, subset = subset_instances(bench, insts, p, str(instances))  # params <benchmark>.subset
+    dev_insts = bench.load_instances(dev) if dev else None
+    if dev and not dev_insts:
+        raise DataError(str(dev), "the dev file has no records: it is empty (or holds only blank lines)")
+    check_io({"--instances": instances, "--dev": dev}, {"cache.path in params": None if cache else p["cache"]["path"]})
+    for name in methods:  # each run's settings checked (a retriever's key or corpus too) before any call
+        bench.method(name, spec, p["seed"], bench.method_settings(p.get(benchmark) or {}, name))
+    # --cache names a file; else SOCIALBENCH_CACHE_URL (a shared PostgreSQL store), else cache.path in params.
+    store = (
+        RequestCache(cache)
+        if cache
+        else open_request_cache(p["cache"]["path"], connect_timeout_s=p["waits"]["connect_s"])
+    )
+    job = Job(bench, benchmark, spec, p, insts, dev_insts, instances, dev, store, subset)
+    job.commit = git_commit()
+    job.progress = progress and sys.stderr.isatty()
+    try:
+        for run in runs:
+            infer_one(job, run)
+    finally:
+        job.backend.close()
+        job.cache.close()

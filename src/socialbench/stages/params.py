@@ -17,20 +17,11 @@ app = stage_app("Params and the registered benchmarks.")
 
 
 def params_text(params: Path, overlay: Path | None = None) -> str:
-    """params validated against its schema, with defaults filled, as sorted JSON; with ``overlay``, params
-    with the overlay file put over it first (:func:`socialbench.core.config.overlay_params`)."""
+    """params validated, defaults filled (``overlay`` put over them first), as sorted JSON."""
     if overlay is None:
         return json.dumps(load_params(params), indent=2, sort_keys=True)
     merged = overlay_params(read_params_file(params), read_params_file(overlay))
     return json.dumps(validate_params(merged, source=f"{params} + {overlay}"), indent=2, sort_keys=True)
-
-
-def benchmark_lines() -> list[str]:
-    """One line per registered benchmark: its name and methods."""
-    return [
-        f"{name}: methods {', '.join(get_benchmark(name).method_names()) or '(none)'}"
-        for name in available_benchmarks()
-    ]
 
 
 @app.command("check-params")
@@ -44,13 +35,12 @@ def check_params(
         typer.echo(params_text(params, overlay))
         return
     check_io({"--params": params, "--overlay": overlay}, {"--out": out})
-    text = params_text(params, overlay) + "\n"
     out.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(out, text)
+    write_text_atomic(out, params_text(params, overlay) + "\n")
 
 
 @app.command("benchmarks")
 def benchmarks() -> None:
     """List the registered benchmarks with their methods."""
-    for line in benchmark_lines():
-        typer.echo(line)
+    for name in available_benchmarks():
+        typer.echo(f"{name}: methods {', '.join(get_benchmark(name).method_names()) or '(none)'}")

@@ -1,7 +1,6 @@
 """``socialbench plan``: before a run, what it will take per benchmark, model and run (calls, cached calls,
-tokens, USD, wall time) and where params ``plan`` budgets are exceeded. Nothing is called; nothing written
-but ``--out``/``--md``. Estimates: docs/plan.md and ``socialbench.core.planning``. Instances are the
-processed ones inference reads (or ``--instances <benchmark>=PATH``), subset as inference subsets them."""
+tokens, USD, wall time) and where params ``plan`` budgets are exceeded; nothing is called. Estimates:
+docs/plan.md and ``socialbench.core.planning``."""
 
 from __future__ import annotations
 
@@ -77,10 +76,9 @@ def check_filters(p: dict[str, Any], benchmarks: list[str], want_b, want_m, want
 
 
 def open_cache(path: Path | None, p: dict[str, Any]):
-    """The run's request cache read-only (None: none yet): SOCIALBENCH_CACHE_URL's store unless ``--cache``
-    names a file, else the SQLite file."""
+    """The run's request cache read-only (None: none yet): SOCIALBENCH_CACHE_URL's store, else the SQLite file."""
     if path is None:
-        url = cache_store_url(None)
+        url = cache_store_url()
         if url is not None:
             return PostgresRequestCache.open_readonly(url, p["waits"]["connect_s"])
         path = Path(p["cache"]["path"])
@@ -88,8 +86,7 @@ def open_cache(path: Path | None, p: dict[str, Any]):
 
 
 def token_counter(spec):
-    """A new call's input-token counter: 0 for a backend reading no prompt; else the model's tokenizer if
-    available offline, else chars/4; images at their size as sent."""
+    """A new call's input-token counter: 0 without a prompt, else the model's tokenizer offline, else chars/4."""
     base = {
         "per_image": image_tokens(spec.image_size or 448),
         "video_frames": spec.max_frames,
@@ -104,16 +101,15 @@ def token_counter(spec):
             lambda _text: 0, per_image=0, video_frames=0, label=f"0 (backend {spec.backend} reads no prompt)"
         )
     where = spec.model_path or _converted(spec.gguf_file) or (spec.options or {}).get("model_path") or spec.model_id
-    if where and spec.backend in ("hf", "vllm", "minilm") or where and Path(str(where)).is_dir():
+    if where and (spec.backend in ("hf", "vllm", "minilm") or Path(str(where)).is_dir()):
         try:
             from transformers import AutoTokenizer
 
             tok = AutoTokenizer.from_pretrained(str(where), local_files_only=True)
+            count = lambda text: len(tok(text, add_special_tokens=False)["input_ids"])
+            return TokenCounter(count, label=f"tokenizer {where}", **base)
         except Exception:  # noqa: BLE001 (none offline, or no tokenizer there: the documented estimate)
-            return TokenCounter(chars_tokens, label="chars/4", **base)
-        return TokenCounter(
-            lambda text: len(tok(text, add_special_tokens=False)["input_ids"]), label=f"tokenizer {where}", **base
-        )
+            pass
     return TokenCounter(chars_tokens, label="chars/4", **base)
 
 
@@ -158,14 +154,12 @@ def lookup_for(store, identity: dict[str, Any] | None, model: str):
     if store is None:
         return lambda request: None
 
-    def key_of(request):
-        if identity is not None:
-            return cache_key(identity, request)
-        entries = store.entries_for(model, request.request_id)
-        return entries[0]["key"] if entries else None
-
     def lookup(request):
-        key = key_of(request)
+        if identity is not None:
+            key = cache_key(identity, request)
+        else:
+            entries = store.entries_for(model, request.request_id)
+            key = entries[0]["key"] if entries else None
         resp = None if key is None else store.get(key)
         return None if resp is None else (key, resp)
 
@@ -177,84 +171,12 @@ def backend_identity(spec, seed: int, dev_answers) -> tuple[dict[str, Any] | Non
     try:
         backend = create_backend(spec, BackendContext(seed=seed, dev_answers=dev_answers))
         try:
-            local = (
-                backend.answer_without_call
-                if type(backend).answer_without_call is not Backend.answer_without_call
-                else None
-            )
-            return backend.identity(), None, local
+            local = type(backend).answer_without_call is not Backend.answer_without_call
+            return backend.identity(), None, backend.answer_without_call if local else None
         finally:
             backend.close()
     except (SocialbenchError, ImportError, OSError) as exc:
         return None, str(exc).splitlines()[0] if str(exc) else type(exc).__name__, None
-
-
-def plan_runs(
-    params: Path,
-    *,
-    benchmarks: list[str] | None = None,
-    models: list[str] | None = None,
-    runs: list[str] | None = None,
-    instances: dict[str, Path] | None = None,
-    dev: dict[str, Path] | None = None,
-    cache: Path | None = None,
-) -> tuple[list[Any], list[str], list[str]]:
-    """(rows, budget warnings, notes) for every benchmark, model and run params define (or those named)."""
-    p = load_params(params)
-    defined = _benchmarks_of(p)
-    check_filters(p, defined, benchmarks or [], models or [], runs or [])
-    instances, dev = instances or {}, dev or {}
-    store = open_cache(cache, p)
-    rows, notes = [], []
-    try:
-        for b in defined:
-            if benchmarks and b not in benchmarks:
-                continue
-            bench = load_benchmark(b)
-            section = p[b]
-            path = instances.get(b, default_split(b, "test"))
-            if not path.is_file():
-                raise DataError(str(path), f"no processed instances of {b}: build them first (`snakemake plan` does)")
-            insts, info = bench.subset(section, bench.load_instances(path), p["seed"])
-            if info is not None:
-                notes.append(f"{b}: {info.note()}")
-            dev_path = dev.get(b, default_split(b, "dev"))
-            dev_answers = bench.dev_answers(bench.load_instances(dev_path)) if dev_path.is_file() else None
-            for model, model_run_names in model_runs(p, b, section["methods"]).items():
-                if models and model not in models:
-                    continue
-                spec = ModelSpec.from_params(model, p["models"][model])
-                identity, why, local = backend_identity(spec, p["seed"], dev_answers)
-                if why:
-                    notes.append(
-                        f"{b}/{model}: cache looked up by request id (the backend's identity is unknown: {why})"
-                    )
-                lookup = lookup_for(store, identity, model)
-                counter = token_counter(spec)
-                latency = model_latency(store, model, p["plan"]["latency_s"])
-                for run in model_run_names:
-                    if runs and run not in runs:
-                        continue
-                    method = bench.method(run, spec, p["seed"], bench.method_settings(section, run))
-                    method.cache = ReplayCache(store.get if store is not None else (lambda key: None))
-                    plans = [plan_instance(method, inst, lookup, counter, local) for inst in insts]
-                    rows.append(
-                        run_plan(
-                            b,
-                            model,
-                            run,
-                            plans,
-                            counter_label=counter.describe(),
-                            cache_match="none" if store is None else ("key" if identity is not None else "request_id"),
-                            price=spec.price_per_mtok(),
-                            latency_s=latency,
-                            concurrency=max(spec.concurrency, spec.batch_size),
-                        )
-                    )
-    finally:
-        if store is not None:
-            store.close()
-    return rows, budget_warnings(rows, Budget.from_params(p["plan"])), notes
 
 
 @app.command("plan")
@@ -278,16 +200,62 @@ def plan(
 ) -> None:
     """Plan a run: calls, cached calls, tokens, cost and wall time per benchmark, model and run."""
     check_io({"--params": params, "--cache": cache}, {"--out": out, "--md": md})
-    defined = _benchmarks_of(load_params(params))
-    rows, warnings, notes = plan_runs(
-        params,
-        benchmarks=list(benchmark),
-        models=list(model),
-        runs=list(run),
-        instances=parse_pairs(list(instances), "--instances", defined),
-        dev=parse_pairs(list(dev), "--dev", defined),
-        cache=cache,
-    )
+    p = load_params(params)
+    defined = [b for b in available_benchmarks() if b in p]
+    instances_of = parse_pairs(list(instances), "--instances", defined)
+    dev_of = parse_pairs(list(dev), "--dev", defined)
+    check_filters(p, defined, benchmark, model, run)
+    store = open_cache(cache, p)
+    rows, notes = [], []
+    try:
+        for b in defined:
+            if benchmark and b not in benchmark:
+                continue
+            bench = load_benchmark(b)
+            section = p[b]
+            path = instances_of.get(b, default_split(b, "test"))
+            if not path.is_file():
+                raise DataError(str(path), f"no processed instances of {b}: build them first (`snakemake plan` does)")
+            insts, info = bench.subset(section, bench.load_instances(path), p["seed"])
+            if info is not None:
+                notes.append(f"{b}: {info.note()}")
+            dev_path = dev_of.get(b, default_split(b, "dev"))
+            dev_answers = bench.dev_answers(bench.load_instances(dev_path)) if dev_path.is_file() else None
+            for model_name, model_run_names in model_runs(p, b, section["methods"]).items():
+                if model and model_name not in model:
+                    continue
+                spec = ModelSpec.from_params(model_name, p["models"][model_name])
+                identity, why, local = backend_identity(spec, p["seed"], dev_answers)
+                if why:
+                    notes.append(
+                        f"{b}/{model_name}: cache looked up by request id (the backend's identity is unknown: {why})"
+                    )
+                lookup = lookup_for(store, identity, model_name)
+                counter = token_counter(spec)
+                latency = model_latency(store, model_name, p["plan"]["latency_s"])
+                for run_name in model_run_names:
+                    if run and run_name not in run:
+                        continue
+                    method = bench.method(run_name, spec, p["seed"], bench.method_settings(section, run_name))
+                    method.cache = ReplayCache(store.get if store is not None else (lambda key: None))
+                    plans = [plan_instance(method, inst, lookup, counter, local) for inst in insts]
+                    rows.append(
+                        run_plan(
+                            b,
+                            model_name,
+                            run_name,
+                            plans,
+                            counter_label=counter.describe(),
+                            cache_match="none" if store is None else ("key" if identity is not None else "request_id"),
+                            price=spec.price_per_mtok(),
+                            latency_s=latency,
+                            concurrency=max(spec.concurrency, spec.batch_size),
+                        )
+                    )
+    finally:
+        if store is not None:
+            store.close()
+    warnings = budget_warnings(rows, Budget.from_params(p["plan"]))
     data = json.dumps([r.as_dict() for r in rows], indent=2, sort_keys=True) + "\n"
     text = to_markdown(rows, warnings, notes)
     if out is not None:
@@ -297,7 +265,3 @@ def plan(
     typer.echo(data if as_json else text, nl=False)
     for w in warnings:
         typer.echo(f"plan: warning: {w}", err=True)
-
-
-def _benchmarks_of(p: dict[str, Any]) -> list[str]:
-    return [b for b in available_benchmarks() if b in p]

@@ -18,36 +18,6 @@ from socialbench.stages.common import BENCH_HELP, Opt, load_benchmark, stage_app
 app = stage_app("Prune stale outputs and dvc.lock entries.")
 
 
-def prune_run_outputs(
-    benchmark: str,
-    params: Path,
-    results: Path,
-    archive: Path | None,
-    report: Path | None,
-    kinds: list[str] | None = None,
-) -> list[dict[str, str]]:
-    """Remove (or archive) the per-run outputs params no longer make in the folders of ``kinds`` (default:
-    all); append what was pruned to ``report``, and return it."""
-    unknown = [k for k in kinds or () if k not in RUN_KINDS]
-    if unknown:
-        raise ConfigError(f"prune-outputs: --kind {unknown[0]} is no result kind; one of {', '.join(RUN_KINDS)}")
-    kinds = list(dict.fromkeys(kinds or RUN_KINDS))
-    # the folders pruned are inputs: the archive and the report may be neither in them nor hold them
-    folders = {f"--results ({kind})": Path(kind_dir(kind, benchmark, results.as_posix())) for kind in kinds}
-    check_io(
-        {"--params": params, **folders},
-        {"--archive": archive, "--report": report},
-        folders=(*folders, "--archive"),
-    )
-    load_benchmark(benchmark)  # an unknown benchmark is a ConfigError listing the registered ones
-    pruned = prune_stale_outputs(results, benchmark, load_params(params), archive, kinds)
-    if pruned and report is not None:
-        report.parent.mkdir(parents=True, exist_ok=True)
-        with report.open("a", encoding="utf-8") as fh:
-            fh.write(jsonl_text(pruned))
-    return pruned
-
-
 @app.command("prune-outputs")
 def prune_outputs(
     benchmark: str = Opt(..., help=BENCH_HELP),
@@ -62,11 +32,26 @@ def prune_outputs(
     ),
 ) -> None:
     """Remove (or archive) the per-run outputs of models and methods params no longer name, or now exclude."""
-    pruned = prune_run_outputs(benchmark, params, results, archive, report, kind)
-    kinds = ",".join(dict.fromkeys(kind or RUN_KINDS))
+    unknown = [k for k in kind if k not in RUN_KINDS]
+    if unknown:
+        raise ConfigError(f"prune-outputs: --kind {unknown[0]} is no result kind; one of {', '.join(RUN_KINDS)}")
+    kinds = list(dict.fromkeys(kind or RUN_KINDS))
+    # the folders pruned are inputs: the archive and the report may be neither in them nor hold them
+    folders = {f"--results ({k})": Path(kind_dir(k, benchmark, results.as_posix())) for k in kinds}
+    check_io(
+        {"--params": params, **folders},
+        {"--archive": archive, "--report": report},
+        folders=(*folders, "--archive"),
+    )
+    load_benchmark(benchmark)  # an unknown benchmark is a ConfigError listing the registered ones
+    pruned = prune_stale_outputs(results, benchmark, load_params(params), archive, kinds)
+    if pruned and report is not None:
+        report.parent.mkdir(parents=True, exist_ok=True)
+        with report.open("a", encoding="utf-8") as fh:
+            fh.write(jsonl_text(pruned))
     for rec in pruned:
         typer.echo(f"prune-outputs: {rec['path']}: {rec['reason']} ({rec['action']})")
-    typer.echo(f"prune-outputs: {len(pruned)} stale path(s) of {benchmark} in {results}/{{{kinds}}}")
+    typer.echo(f"prune-outputs: {len(pruned)} stale path(s) of {benchmark} in {results}/{{{','.join(kinds)}}}")
 
 
 @app.command("prune-lock")

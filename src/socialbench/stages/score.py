@@ -1,7 +1,5 @@
 """``socialbench score``: score runs' predictions, one score file per run and, for benchmarks whose tables
-take per-instance data, an outcomes file beside it (the tables read it and never score again).
-``--results-dir DIR --run MODEL/METHOD ...`` scores many runs where the layout places them;
-``--predictions``/``--out`` (``--outcomes``) score one file."""
+take per-instance data, an outcomes file beside it (the tables read it and never score again)."""
 
 from __future__ import annotations
 
@@ -43,11 +41,8 @@ def one_run(preds: list[dict], lines: list[int], source: str, model: str | None,
         return
     for key, wanted in (("model", model), ("method", method)):
         expected = wanted if wanted is not None else preds[0].get(key)
-        whose = (
-            f"--{key} {wanted}"
-            if wanted is not None
-            else f"line {lines[0]}'s {brief(expected if expected is not None else 'none')}"
-        )
+        first = brief(expected if expected is not None else "none")
+        whose = f"--{key} {wanted}" if wanted is not None else f"line {lines[0]}'s {first}"
         for rec, line in zip(preds, lines):
             if rec.get(key) != expected:
                 got = brief(rec[key]) if key in rec else "none"
@@ -58,90 +53,6 @@ def one_run(preds: list[dict], lines: list[int], source: str, model: str | None,
                     record=f"line {line}",
                     field=key,
                 )
-
-
-def score_file(
-    bench,
-    insts: list[dict],
-    instances: Path,
-    predictions: Path,
-    out: Path,
-    outcomes: Path | None,
-    model: str | None,
-    method: str | None,
-    echo,
-) -> None:
-    """Score one predictions file into ``out`` (outcomes too), warning of unanswered and failed records."""
-    parsed = read_jsonl_lines(predictions)
-    first_bad_line(predictions, parsed)
-    preds = [jl.record for jl in parsed]
-    lines = [jl.line for jl in parsed]  # the file line of each record, for errors naming it
-    one_run(preds, lines, str(predictions), model, method)
-    result = bench.score(insts, preds, source=str(predictions), lines=lines, instances_source=str(instances))
-    ids = {p.get("id") for p in preds}
-    missing = [g["id"] for g in insts if g["id"] not in ids]
-    if missing:
-        echo(
-            f"score: warning: {len(missing)} of {len(insts)} instances have no prediction in {predictions}"
-            f" (scored incorrect and invalid), e.g. {missing[0]}",
-            err=True,
-        )
-    left_out = [p for p in preds if p.get("not_evaluated")]
-    if left_out:
-        echo(
-            f"score: {len(left_out)} of {len(insts)} instances not evaluated in {predictions} (left out of the"
-            f" scores), e.g. {left_out[0].get('id')}: {brief(left_out[0]['not_evaluated'], 120)}",
-            err=True,
-        )
-    no_record = [p for p in preds if p.get("finish_reason") == "no_record" and not p.get("not_evaluated")]
-    if no_record:
-        echo(
-            f"score: {len(no_record)} of {len(insts)} instances not evaluated in {predictions}: the recorded answers"
-            f" hold no record for them (no_record; scored invalid), e.g. {no_record[0].get('id')}",
-            err=True,
-        )
-    failed = [p for p in preds if p.get("error") and p.get("finish_reason") != "no_record"]
-    if failed:
-        echo(
-            f"score: warning: {len(failed)} record(s) in {predictions} have `error` set (scored invalid),"
-            f" e.g. {failed[0].get('id')}: {brief(failed[0]['error'], 120)}",
-            err=True,
-        )
-    rows = (
-        bench.outcomes(insts, preds, source=str(predictions), lines=lines, instances_source=str(instances))
-        if outcomes is not None
-        else None
-    )
-    write_json(out, result)
-    echo(f"score: {out}")
-    if rows is not None:
-        write_jsonl(outcomes, rows)
-        echo(f"score: {outcomes}")
-
-
-def score_runs(
-    benchmark: str,
-    instances: Path,
-    runs: list[tuple[Path, Path, Path | None, str | None, str | None]],
-    taxonomy: Path | None = None,
-    echo=typer.echo,
-    params: Path | None = None,
-) -> None:
-    """Score each (predictions, out, outcomes, model, method) against the instances (and params' subset)."""
-    check_io(
-        {"--instances": instances, "--predictions": [r[0] for r in runs], "--taxonomy": taxonomy, "--params": params},
-        {"--out": [r[1] for r in runs], "--outcomes": [r[2] for r in runs if r[2] is not None]},
-    )
-    bench = load_benchmark(benchmark, taxonomy)
-    if not bench.tables_per_instance and any(r[2] is not None for r in runs):
-        raise ConfigError(f"score: --outcomes: the tables of {benchmark} take no per-instance outcomes")
-    insts = bench.load_instances(instances)
-    if not insts:
-        raise DataError(str(instances), "no instances (the file is empty): nothing to score")
-    if params is not None:
-        insts, _ = subset_instances(bench, insts, load_params(params), str(instances), echo)
-    for predictions, out, outcomes, model, method in runs:
-        score_file(bench, insts, instances, predictions, out, outcomes, model, method, echo)
 
 
 @app.command("score")
@@ -178,7 +89,7 @@ def score(
             raise ConfigError("score: --results-dir needs at least one --run MODEL/METHOD")
         files = layout_files(("predictions", "scores", "outcomes"), benchmark, run, results_dir)
         # without per-instance tables no outcomes, but the folder (the job's output) is still made
-        per_instance = get_benchmark_class(benchmark).tables_per_instance  # the class's: score_runs loads it
+        per_instance = get_benchmark_class(benchmark).tables_per_instance  # the class's (the plug-in is loaded below)
         if not per_instance:
             Path(kind_dir("outcomes", benchmark, results_dir.as_posix())).mkdir(parents=True, exist_ok=True)
         runs = [(p, s, o if per_instance else None, *parse_run(r)) for (p, s, o), r in zip(files, run)]
@@ -188,4 +99,61 @@ def score(
         if predictions is None or out is None:
             raise ConfigError("score: give --predictions and --out, or --results-dir and --run MODEL/METHOD")
         runs = [(predictions, out, outcomes, model, method)]
-    score_runs(benchmark, instances, runs, taxonomy, params=params)
+    check_io(
+        {"--instances": instances, "--predictions": [r[0] for r in runs], "--taxonomy": taxonomy, "--params": params},
+        {"--out": [r[1] for r in runs], "--outcomes": [r[2] for r in runs if r[2] is not None]},
+    )
+    bench = load_benchmark(benchmark, taxonomy)
+    if not bench.tables_per_instance and any(r[2] is not None for r in runs):
+        raise ConfigError(f"score: --outcomes: the tables of {benchmark} take no per-instance outcomes")
+    insts = bench.load_instances(instances)
+    if not insts:
+        raise DataError(str(instances), "no instances (the file is empty): nothing to score")
+    if params is not None:
+        insts, _ = subset_instances(bench, insts, load_params(params), str(instances))
+    for predictions, out, outcomes, model, method in runs:
+        parsed = read_jsonl_lines(predictions)
+        first_bad_line(predictions, parsed)
+        preds = [jl.record for jl in parsed]
+        lines = [jl.line for jl in parsed]  # the file line of each record, for errors naming it
+        one_run(preds, lines, str(predictions), model, method)
+        result = bench.score(insts, preds, source=str(predictions), lines=lines, instances_source=str(instances))
+        ids = {p.get("id") for p in preds}
+        missing = [g["id"] for g in insts if g["id"] not in ids]
+        if missing:
+            typer.echo(
+                f"score: warning: {len(missing)} of {len(insts)} instances have no prediction in {predictions}"
+                f" (scored incorrect and invalid), e.g. {missing[0]}",
+                err=True,
+            )
+        left_out = [p for p in preds if p.get("not_evaluated")]
+        if left_out:
+            typer.echo(
+                f"score: {len(left_out)} of {len(insts)} instances not evaluated in {predictions} (left out of the"
+                f" scores), e.g. {left_out[0].get('id')}: {brief(left_out[0]['not_evaluated'], 120)}",
+                err=True,
+            )
+        no_record = [p for p in preds if p.get("finish_reason") == "no_record" and not p.get("not_evaluated")]
+        if no_record:
+            typer.echo(
+                f"score: {len(no_record)} of {len(insts)} instances not evaluated in {predictions}: the recorded"
+                f" answers hold no record for them (no_record; scored invalid), e.g. {no_record[0].get('id')}",
+                err=True,
+            )
+        failed = [p for p in preds if p.get("error") and p.get("finish_reason") != "no_record"]
+        if failed:
+            typer.echo(
+                f"score: warning: {len(failed)} record(s) in {predictions} have `error` set (scored invalid),"
+                f" e.g. {failed[0].get('id')}: {brief(failed[0]['error'], 120)}",
+                err=True,
+            )
+        rows = (
+            bench.outcomes(insts, preds, source=str(predictions), lines=lines, instances_source=str(instances))
+            if outcomes is not None
+            else None
+        )
+        write_json(out, result)
+        typer.echo(f"score: {out}")
+        if rows is not None:
+            write_jsonl(outcomes, rows)
+            typer.echo(f"score: {outcomes}")

@@ -1,11 +1,6 @@
-"""``socialbench serve``: the node's shared model servers (``vllm serve``, ``transformers serve``; one per model).
-
-socialbench serve list            the servers recorded on this node: model, port, pid, jobs using it
-socialbench serve stop            stop the idle ones (no live job uses them); --force: all of them
-
-Only a process proven to be the recorded server is signalled (pid and start time, command line, own
-process group; docs/security.md, "Process control"); stale records are removed, nothing signalled, and
-other files are left alone. A pipeline stops its own servers at its end; ``stop`` is for one killed before."""
+"""``socialbench serve list|stop``: the node's shared model servers (one per model). Only a process proven
+to be the recorded server is signalled (docs/security.md, "Process control"); stale records are removed,
+other files left alone. A pipeline stops its own servers at its end; ``stop`` is for one killed before."""
 
 from __future__ import annotations
 

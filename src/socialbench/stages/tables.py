@@ -92,8 +92,16 @@ def render_tables(
     if set(stability) & set(files):
         raise ValueError(f"stability tables repeat the names of tables: {sorted(set(stability) & set(files))}")
     files = {**files, **stability}
-    if answers:
-        files = {**files, **answers_files(loaded, p, predictions_dir)}
+    if answers:  # finish_reasons.md/.csv/.tex: N, invalid share and finish reasons of each run
+        runs = {
+            (model, method): [
+                {"error": r.get("error"), "finish_reason": r.get("finish_reason")}
+                for r in read_jsonl(predictions_dir / model / f"{method}.jsonl")
+            ]
+            for model, method in loaded
+        }
+        categories = {m: row_category(e) for m, e in p["models"].items()}
+        files = {**files, **formats("finish_reasons", answers_table(runs, categories))}
     _, subset = bench.subset(p.get(benchmark) or {}, [], p["seed"])  # the note needs n and seed only
     if subset is not None:  # every table of a subset run says so, so no subset number passes for a full-run one
         files = with_note(files, subset_note(subset))
@@ -118,18 +126,6 @@ def run_summary(bench, path: Path, instance_ids: list[str], scores: dict[str, An
     sizes = {group: bench.group_size(m) for group, m in scores.items()}
     check_outcomes(rows, [jl.line for jl in parsed], str(path), instance_ids, sizes, scores_source)
     return bench.run_summary(rows, source=str(path))
-
-
-def answers_files(loaded, p, predictions_dir: Path) -> dict[str, Any]:
-    """finish_reasons.md/.csv/.tex: N, invalid share and finish reasons of each run (``--answers-table``)."""
-    runs = {
-        (model, method): [
-            {"error": r.get("error"), "finish_reason": r.get("finish_reason")}
-            for r in read_jsonl(predictions_dir / model / f"{method}.jsonl")
-        ]
-        for model, method in loaded
-    }
-    return formats("finish_reasons", answers_table(runs, {m: row_category(e) for m, e in p["models"].items()}))
 
 
 def subset_note(subset) -> str:

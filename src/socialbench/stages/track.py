@@ -41,98 +41,30 @@ def relinker(page: Path, href: str) -> Callable[[str], str]:
     return lambda link: relink_media(page.read_text("utf-8"), href, link)
 
 
-def check_not_excluded(scores: list[Path], params: dict[str, Any], benchmark: str) -> None:
-    """Refuse a score file of a pair params exclude (it has no run: another pipeline's file?)."""
-    named = [(path, path.parent.name, run_of(path.name)) for path in scores]
-    why = {(m, r): reason for m, r, reason in exclusions(params, benchmark, sorted({r for _, _, r in named}))}
-    for path, model, run in named:
-        if (model, run) in why:
-            raise DataError(
-                str(path),
-                f"params exclude {model}/{run} (models.{model}): {why[(model, run)]};"
-                " an excluded pair has no run to log",
-            )
-
-
 def subset_param(subset: dict[str, Any]) -> str:
     """A subset run's MLflow param: what ran of the data (its stats' ``subset``)."""
     by = f", stratified by {subset['by']}" if subset.get("by") else ""
     return f"{subset['taken']} of {subset['total']} instances (n={subset['n']}, seed {subset['seed']}{by})"
 
 
-def evaluation(
-    benchmark: str,
-    model: str,
-    method: str,
-    p: dict[str, Any],
-    score_path: Path,
-    pred: Path,
-    stats_path: Path,
-    run_stats: dict[str, Any],
-    made: dict[str, Any],
-    data_hash: str,
-    scores: dict[str, Any],
-    artifacts: list[tuple[Path, str]],
-    commit: str,
-    viewer: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """What one run logs: params, hashes and provenance as made, scores, accounting and artifacts."""
-    entry = p["models"][model]
-    identity = run_stats.get("backend_identity") or {}
-    return {
-        "benchmark": benchmark,
-        "model": model,
-        "method": method,
-        "params": {
-            "model": model,
-            "backend": entry.get("backend"),
-            "method": method,
-            "seed": p["seed"],
-            "model_id": identity.get("model_id", entry.get("model_id")),
-            "model_revision": entry.get("revision") or identity.get("revision"),
-            "model_config_sha256": sha256_json(entry),
-            "backend_identity_sha256": sha256_json(identity) if identity else None,
-            # a subset run (params <benchmark>.subset) is logged as one: n, seed, instances taken of all
-            **({"subset": subset_param(run_stats["subset"])} if run_stats.get("subset") else {}),
-        },
-        # As they were when the predictions were made (infer's record), not as they are now.
-        "content": {
-            "dataset_sha256": data_hash,
-            "dev_sha256": made["dev_sha256"],
-            # the benchmark's own record (MoCA: prompt_template_sha256, taxonomy_sha256)
-            **{k: v for k, v in made.items() if k.endswith("_sha256") and k not in ("instances_sha256", "dev_sha256")},
-            "predictions_sha256": sha256_file(pred),
-            "scores_sha256": sha256_file(score_path),
-        },
-        "provenance": {
-            "git_commit": commit,
-            "infer_git_commit": made["git_commit"],
-            **{f"version.{k}": v for k, v in sorted(made["versions"].items())},
-        },
-        "scores": scores,
-        "stats": run_stats,
-        # as the tables show it: a text-only model's is marked so (row_category)
-        "category": row_category(entry) or None,
-        # logged under <benchmark>/<model>/<method>/ with names that say what they are
-        "artifacts": artifacts,
-        # the run's viewer page: logged beside its shards, its media once in the parent run
-        "viewer": viewer,
-    }
-
-
-def track_runs(
-    benchmark: str,
-    scores: list[Path],
-    instances: Path,
-    predictions_dir: Path,
-    stats_dir: Path,
-    tables_dir: Path,
-    out: Path,
-    params: Path,
-    traces_dir: Path | None = None,
-    viewer_dir: Path | None = None,
-) -> dict[str, list]:
-    """Check every input, log the evaluations, write the summary ``out``; MLflow's summary."""
+@app.command("track")
+def track(
+    scores: list[Path] = typer.Argument(..., help="score files results/scores/<benchmark>/<model>/<method>.json"),
+    instances: Path = Opt(..., help="the scored instances (their hash is recorded)"),
+    predictions_dir: Path = Opt(..., help="results/predictions/<bench>"),
+    stats_dir: Path = Opt(..., help="results/runs/<bench> (run accounting written by infer)"),
+    tables_dir: Path = Opt(..., help="results/tables/<bench>"),
+    out: Path = Opt(..., help="summary of logged runs (JSON)"),
+    traces_dir: Path | None = Opt(
+        None, help="results/traces/<bench> (per-instance traces written by infer; logged as artifacts)"
+    ),
+    viewer_dir: Path | None = Opt(
+        None, help="results/viewer/<bench> (each run's trace viewer page; logged as an artifact)"
+    ),
+    params: Path = Opt(Path("params.yaml"), help=PARAMS_HELP),
+    benchmark: str = Opt(..., help=BENCH_HELP),
+) -> None:
+    """Log one MLflow run per (benchmark, model, method) under a parent run; unchanged ones are skipped."""
     check_io(
         {
             "SCORES": scores,
@@ -161,7 +93,16 @@ def track_runs(
             str(tables_dir), "no tables in the tables folder (--tables-dir; socialbench tables writes them)"
         )
     loaded = read_score_files(bench, scores, p, params)
-    check_not_excluded(scores, p, benchmark)
+    # a score file of a pair params exclude has no run (another pipeline's file?)
+    named = [(path, path.parent.name, run_of(path.name)) for path in scores]
+    why = {(m, r): reason for m, r, reason in exclusions(p, benchmark, sorted({r for _, _, r in named}))}
+    for path, model, run in named:
+        if (model, run) in why:
+            raise DataError(
+                str(path),
+                f"params exclude {model}/{run} (models.{model}): {why[(model, run)]};"
+                " an excluded pair has no run to log",
+            )
     data_hash = sha256_file(instances)
     commit = git_commit()
     evaluations = []
@@ -194,23 +135,49 @@ def track_runs(
         if page is not None:
             href, media = page_media(page)
             viewer = {"page": page, "folder": "viewer", "media": media, "relink": relinker(page, href)}
-        evaluations.append(
-            evaluation(
-                benchmark,
-                model,
-                method,
-                p,
-                path,
-                pred,
-                stats_path,
-                run_stats,
-                made,
-                data_hash,
-                loaded[(model, method)],
-                artifacts,
-                commit,
-                viewer,
-            )
+        entry = p["models"][model]
+        identity = run_stats.get("backend_identity") or {}
+        evaluations.append(  # what one run logs: params, hashes and provenance as made, scores, accounting
+            {
+                "benchmark": benchmark,
+                "model": model,
+                "method": method,
+                "params": {
+                    "model": model,
+                    "backend": entry.get("backend"),
+                    "method": method,
+                    "seed": p["seed"],
+                    "model_id": identity.get("model_id", entry.get("model_id")),
+                    "model_revision": entry.get("revision") or identity.get("revision"),
+                    "model_config_sha256": sha256_json(entry),
+                    "backend_identity_sha256": sha256_json(identity) if identity else None,
+                    # a subset run (params <benchmark>.subset) is logged as one: n, seed, instances taken of all
+                    **({"subset": subset_param(run_stats["subset"])} if run_stats.get("subset") else {}),
+                },
+                # As they were when the predictions were made (infer's record), not as they are now.
+                "content": {
+                    "dataset_sha256": data_hash,
+                    "dev_sha256": made["dev_sha256"],
+                    # the benchmark's own record (MoCA: prompt_template_sha256, taxonomy_sha256)
+                    **{
+                        k: v
+                        for k, v in made.items()
+                        if k.endswith("_sha256") and k not in ("instances_sha256", "dev_sha256")
+                    },
+                    "predictions_sha256": sha256_file(pred),
+                    "scores_sha256": sha256_file(path),
+                },
+                "provenance": {
+                    "git_commit": commit,
+                    "infer_git_commit": made["git_commit"],
+                    **{f"version.{k}": v for k, v in sorted(made["versions"].items())},
+                },
+                "scores": loaded[(model, method)],
+                "stats": run_stats,
+                "category": row_category(entry) or None,  # as the tables show it (a text-only model's marked)
+                "artifacts": artifacts,  # logged under <benchmark>/<model>/<method>/
+                "viewer": viewer,  # the run's page: logged beside its shards, its media once in the parent run
+            }
         )
     # Every table and figure (with the folder it has under the tables folder) is also an artifact of the parent run.
     summary = log_evaluations(
@@ -226,29 +193,5 @@ def track_runs(
             "evaluations": sorted(f"{e['model']}/{e['method']}" for e in evaluations),
             "keys": sorted(eval_key(e) for e in evaluations),
         },
-    )
-    return summary
-
-
-@app.command("track")
-def track(
-    scores: list[Path] = typer.Argument(..., help="score files results/scores/<benchmark>/<model>/<method>.json"),
-    instances: Path = Opt(..., help="the scored instances (their hash is recorded)"),
-    predictions_dir: Path = Opt(..., help="results/predictions/<bench>"),
-    stats_dir: Path = Opt(..., help="results/runs/<bench> (run accounting written by infer)"),
-    tables_dir: Path = Opt(..., help="results/tables/<bench>"),
-    out: Path = Opt(..., help="summary of logged runs (JSON)"),
-    traces_dir: Path | None = Opt(
-        None, help="results/traces/<bench> (per-instance traces written by infer; logged as artifacts)"
-    ),
-    viewer_dir: Path | None = Opt(
-        None, help="results/viewer/<bench> (each run's trace viewer page; logged as an artifact)"
-    ),
-    params: Path = Opt(Path("params.yaml"), help=PARAMS_HELP),
-    benchmark: str = Opt(..., help=BENCH_HELP),
-) -> None:
-    """Log one MLflow run per (benchmark, model, method) under a parent run; unchanged ones are skipped."""
-    summary = track_runs(
-        benchmark, scores, instances, predictions_dir, stats_dir, tables_dir, out, params, traces_dir, viewer_dir
     )
     typer.echo(f"track: {len(summary['new'])} new run(s), {len(summary['existing'])} unchanged")

@@ -16,10 +16,6 @@ from socialbench.stages.common import Opt, stage_app
 app = stage_app("Open the MLflow UI.")
 
 
-def ui_command(tracking_uri: str, host: str, port: int) -> list[str]:
-    return ["mlflow", "ui", "--backend-store-uri", tracking_uri, "--host", host, "--port", str(port)]
-
-
 @app.command("ui")
 def ui(
     params: Path = Opt(
@@ -40,7 +36,7 @@ def ui(
     if is_shared_store(uri):
         typer.echo(f"ui: serving {redact_url(uri)}")  # the command line below would show its password
     url = runs_page_url(uri, p["mlflow"]["experiment"], f"http://{host}:{port}")
-    cmd = ui_command(uri, host, port)
+    cmd = ["mlflow", "ui", "--backend-store-uri", uri, "--host", host, "--port", str(port)]
     typer.echo(" ".join(redact_url(c) for c in cmd))
     typer.echo(f"runs: {url}")
     os.execvp(cmd[0], cmd)

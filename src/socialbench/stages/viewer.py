@@ -1,6 +1,5 @@
 """``socialbench viewer``: a static HTML page per run (media, answers, calls, method trace), its instances in
-shard files beside it, thumbnails once in a media folder. ``--results-dir DIR --run MODEL/METHOD ...``
-writes many runs' pages where the results layout places them."""
+shard files beside it, thumbnails once in a media folder."""
 
 from __future__ import annotations
 
@@ -21,11 +20,6 @@ from socialbench.stages.score import layout_files
 app = stage_app("Write the trace viewer pages, their shards and media.")
 
 
-def layout_media(benchmark: str, results_dir: Path) -> Path:
-    """The benchmark's media folder in the results layout: ``<results>/viewer/<benchmark>/media``."""
-    return Path(kind_dir("viewer", benchmark, str(results_dir))) / "media"
-
-
 def order_siblings(predictions: Path, every: list[Path]) -> list[tuple[int, Path]]:
     """(k, predictions) of the order runs of the run of ``predictions`` among ``every`` (same model
     folder), by k; none for an order run itself. Its page shows every order's answers."""
@@ -40,63 +34,6 @@ def order_siblings(predictions: Path, every: list[Path]) -> list[tuple[int, Path
         if other.order and other.run == run:
             found.append((other.order, p))
     return sorted(found)
-
-
-def write_pages(
-    benchmark: str,
-    instances: Path,
-    runs: list[tuple[Path, Path | None, Path]],
-    media_dir: Path,
-    taxonomy: Path | None = None,
-    media_root: Path = Path("."),
-    thumb_px: int = 256,
-    frame_px: int = 160,
-    max_frames: int = 8,
-    echo=typer.echo,
-    params: Path | None = None,
-    shard_rows: int = 100,
-) -> None:
-    """Write each (predictions, traces, page) run's page and shards, thumbnails once in ``media_dir``; only
-    media under ``media_root``'s media roots (and ``params``' allowed roots) are shown."""
-    check_io(
-        {
-            "--instances": instances,
-            "--predictions": [r[0] for r in runs],
-            "--traces": [r[1] for r in runs if r[1] is not None],
-            "--taxonomy": taxonomy,
-            "--params": params,
-        },
-        {"--out": [r[2] for r in runs]},
-    )
-    roots = MediaRoots.from_params(load_params(params) if params is not None else None, media_root)
-    bench = load_benchmark(benchmark, taxonomy)
-    store = MediaStore(media_dir, media_root, roots)  # one for all runs: each thumbnail made once
-    for predictions, traces, out in runs:
-        orders = order_siblings(predictions, [r[0] for r in runs])
-        view = build_view(
-            bench,
-            instances,
-            predictions,
-            traces,
-            out,
-            store,
-            thumb_px=thumb_px,
-            frame_px=frame_px,
-            max_frames=max_frames,
-            shard_rows=shard_rows,
-            orders=orders,
-        )
-        write_view(view, out)
-        echo(
-            f"viewer: {view.rows} instances in {out} and {len(view.shards)} shard(s)"
-            f" ({view.size // 1024} KiB; media in {media_dir})"
-        )
-        if view.problems:
-            echo(
-                f"viewer: warning: {len(view.problems)} media file(s) not shown or changed, marked in the page"
-                f" (e.g. {view.problems[0]})",
-                err=True,
-            )
 
 
 @app.command("viewer")
@@ -139,24 +76,50 @@ def viewer(
         if not run:
             raise ConfigError("viewer: --results-dir needs at least one --run MODEL/METHOD")
         runs = layout_files(("predictions", "traces", "viewer"), benchmark, run, results_dir)
-        media = media_dir if media_dir is not None else layout_media(benchmark, results_dir)
+        media_dir = media_dir or Path(kind_dir("viewer", benchmark, str(results_dir))) / "media"
     else:
         if run:
             raise ConfigError("viewer: --run names a run under --results-dir; give --results-dir with it")
         if predictions is None or out is None:
             raise ConfigError("viewer: give --predictions and --out, or --results-dir and --run MODEL/METHOD")
         runs = [(predictions, traces, out)]
-        media = media_dir if media_dir is not None else out.parent.parent / "media"
-    write_pages(
-        benchmark,
-        instances,
-        runs,
-        media,
-        taxonomy,
-        media_root,
-        thumb_px,
-        frame_px,
-        max_frames,
-        params=params,
-        shard_rows=shard_rows,
+        media_dir = media_dir or out.parent.parent / "media"
+    check_io(
+        {
+            "--instances": instances,
+            "--predictions": [r[0] for r in runs],
+            "--traces": [r[1] for r in runs if r[1] is not None],
+            "--taxonomy": taxonomy,
+            "--params": params,
+        },
+        {"--out": [r[2] for r in runs]},
     )
+    roots = MediaRoots.from_params(load_params(params) if params is not None else None, media_root)
+    bench = load_benchmark(benchmark, taxonomy)
+    store = MediaStore(media_dir, media_root, roots)  # one for all runs: each thumbnail made once
+    for run_predictions, run_traces, page in runs:
+        orders = order_siblings(run_predictions, [r[0] for r in runs])
+        view = build_view(
+            bench,
+            instances,
+            run_predictions,
+            run_traces,
+            page,
+            store,
+            thumb_px=thumb_px,
+            frame_px=frame_px,
+            max_frames=max_frames,
+            shard_rows=shard_rows,
+            orders=orders,
+        )
+        write_view(view, page)
+        typer.echo(
+            f"viewer: {view.rows} instances in {page} and {len(view.shards)} shard(s)"
+            f" ({view.size // 1024} KiB; media in {media_dir})"
+        )
+        if view.problems:
+            typer.echo(
+                f"viewer: warning: {len(view.problems)} media file(s) not shown or changed, marked in the page"
+                f" (e.g. {view.problems[0]})",
+                err=True,
+            )

