@@ -15,31 +15,22 @@ from socialbench.core.plugins import Registry
 
 #: Command name -> (the stage module whose ``app`` defines it, its one-line help).
 COMMANDS: dict[str, tuple[str, str]] = {
-    "check-params": (
-        "socialbench.stages.params",
-        "Validate params.yaml against its schema and print it with defaults filled.",
-    ),
-    "benchmarks": ("socialbench.stages.params", "List the registered benchmarks with their methods."),
-    "demo": ("socialbench.stages.demo", "Generate a benchmark's embedded demo data (deterministic from the seed)."),
-    "prepare": ("socialbench.stages.prepare", "Validate raw instances; keep good ones, report the rest."),
-    "plan": (
-        "socialbench.stages.plan",
-        "Plan a run: calls, cached calls, tokens, cost and wall time, before any call.",
-    ),
-    "infer": ("socialbench.stages.infer", "Run one model with one or more methods over the instances."),
-    "score": ("socialbench.stages.score", "Score predictions with the benchmark's metrics."),
-    "tables": (
-        "socialbench.stages.tables",
-        "Render the benchmark's result tables (and figures) and the headline metrics file.",
-    ),
-    "viewer": ("socialbench.stages.viewer", "Write the trace viewer: a page per run, its shards, media once."),
-    "track": ("socialbench.stages.track", "Log one MLflow run per (benchmark, model, method) under a parent run."),
-    "prune-outputs": (
-        "socialbench.stages.prune",
-        "Remove (or archive) the per-run outputs of runs params no longer make.",
-    ),
-    "prune-lock": ("socialbench.stages.prune", "Drop the dvc.lock entries of stages dvc.yaml no longer defines."),
-    "ui": ("socialbench.stages.ui", "Open the MLflow UI on this repository's tracking store."),
+    name: (f"socialbench.stages.{stage}", text)
+    for name, stage, text in (
+        ("check-params", "params", "Validate params.yaml against its schema and print it with defaults filled."),
+        ("benchmarks", "params", "List the registered benchmarks with their methods."),
+        ("demo", "demo", "Generate a benchmark's embedded demo data (deterministic from the seed)."),
+        ("prepare", "prepare", "Validate raw instances; keep good ones, report the rest."),
+        ("plan", "plan", "Plan a run: calls, cached calls, tokens, cost and wall time, before any call."),
+        ("infer", "infer", "Run one model with one or more methods over the instances."),
+        ("score", "score", "Score predictions with the benchmark's metrics."),
+        ("tables", "tables", "Render the benchmark's result tables (and figures) and the headline metrics file."),
+        ("viewer", "viewer", "Write the trace viewer: a page per run, its shards, media once."),
+        ("track", "track", "Log one MLflow run per (benchmark, model, method) under a parent run."),
+        ("prune-outputs", "prune", "Remove (or archive) the per-run outputs of runs params no longer make."),
+        ("prune-lock", "prune", "Drop the dvc.lock entries of stages dvc.yaml no longer defines."),
+        ("ui", "ui", "Open the MLflow UI on this repository's tracking store."),
+    )
 }
 #: Sub-apps (and the book command): name -> (module, attribute, help); benchmarks' ``cli.py`` mount besides.
 SUB_APPS: dict[str, tuple[str, str, str]] = {
@@ -62,11 +53,7 @@ APPS: Registry[object] = Registry(
 )
 
 
-def _benchmark_app_entries() -> dict[str, tuple[str, str, None]]:
-    return {name: (module, "app", None) for name, module in benchmark_apps().items()}
-
-
-APPS.add_source(_benchmark_app_entries)
+APPS.add_source(lambda: {name: (module, "app", None) for name, module in benchmark_apps().items()})
 
 
 def benchmark_apps() -> dict[str, str]:
@@ -98,11 +85,7 @@ def load_command(name: str) -> Any:
         one = typer.Typer(add_completion=False)
         one.command(name)(obj)
         return typer.main.get_group(one).commands[name]
-    return _group(obj, name)
-
-
-def _group(sub: typer.Typer, name: str) -> TyperGroup:
-    group = typer.main.get_group(sub)
+    group = typer.main.get_group(obj)
     group.name = name
     return group
 
@@ -179,8 +162,6 @@ def main() -> None:
         typer.echo("Aborted!", err=True)
         sys.exit(1)
     except SocialbenchError as exc:
-        from socialbench.core.io import one_line
-
         typer.echo(f"error: {one_line(exc)}", err=True)  # one line, capped (a value may be megabytes)
         sys.exit(2)
     except OSError as exc:

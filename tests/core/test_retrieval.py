@@ -142,7 +142,7 @@ def test_retriever_options_schemas_are_read_without_importing_the_provider():
     import sys
 
     sys.modules.pop("socialbench.retrievers.web", None)
-    schema = retrieval.retriever_options_schema("web")
+    schema = retrieval.RETRIEVERS.options_schema("web")
     assert "max_wait_s" in schema["properties"] and schema["additionalProperties"] is False
     assert "socialbench.retrievers.web" not in sys.modules
-    assert retrieval.retriever_options_schema("bm25")["required"] == ["corpus"]
+    assert retrieval.RETRIEVERS.options_schema("bm25")["required"] == ["corpus"]

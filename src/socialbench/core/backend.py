@@ -37,9 +37,7 @@ class ImagePart:
     def key(self) -> dict[str, Any]:
         # The path is not part of the key: the same bytes elsewhere are the same input.
         key = {"image_sha256": self.sha256, "timestamp": self.timestamp}
-        if self.view is not None:
-            key["view"] = self.view
-        return key
+        return key if self.view is None else key | {"view": self.view}
 
 
 @dataclass(frozen=True)
@@ -94,24 +92,15 @@ class Message:
     def media(self) -> list[MediaPart]:
         return [p for p in self.content if not isinstance(p, str)]
 
-    def images(self) -> list[ImagePart]:
-        return [p for p in self.content if isinstance(p, ImagePart)]
-
     def key(self) -> dict[str, Any]:
-        return {
-            "role": self.role,
-            "content": [p if isinstance(p, str) else p.key() for p in self.content],
-        }
+        return {"role": self.role, "content": [p if isinstance(p, str) else p.key() for p in self.content]}
 
 
 @dataclass(frozen=True)
 class Decoding:
-    """How to decode; every field but ``json_keys`` is in the cache key (absent values left out).
-
-    ``json_schema`` constrains the answer (guided decoding); ``json_object`` asks for JSON mode; ``sample``
-    numbers repeated samples (0 first), each its own cache entry. ``json_keys``: JSON mode's keys with value
-    types, sent as the key schema (:func:`key_schema`) by APIs without a JSON-object mode; left out of the key
-    as the prompt (in the key) already asks for them and such a backend says so in its identity."""
+    """How to decode (``json_schema``: guided decoding; ``json_object``: JSON mode; ``sample``: a repeated sample's
+    number). Every field but ``json_keys`` is keyed (absent values left out); ``json_keys``, JSON mode's keys with
+    value types, is sent as the key schema (:func:`key_schema`) by APIs without JSON-object mode."""
 
     max_tokens: int = 256
     temperature: float = 0.0
@@ -125,28 +114,23 @@ class Decoding:
 
     def key(self) -> dict[str, Any]:
         key = {"max_tokens": self.max_tokens, "temperature": self.temperature, "json_schema": self.json_schema}
-        key.update(
-            _keyed(
-                {
-                    "top_p": self.top_p,
-                    "stop": list(self.stop),
-                    "seed": self.seed,
-                    "sample": self.sample or None,
-                    "json_object": self.json_object or None,
-                }
-            )
+        return key | _keyed(
+            {
+                "top_p": self.top_p,
+                "stop": list(self.stop),
+                "seed": self.seed,
+                "sample": self.sample or None,
+                "json_object": self.json_object or None,
+            }
         )
-        return key
 
 
 @dataclass(frozen=True)
 class Request:
-    """A fully rendered model call.
-
-    ``task`` is the structured view for backends that do not read prose (baselines): ``choices``
-    ``[{"field", "options": [{"value", "text", "key"?}], "distinct_from"?}]`` (no ``choices``: free text),
-    ``query`` and ``prior_group``; it is in the cache key. ``shown`` is what the benchmark reads the answer
-    against (e.g. slot maps): never sent, not in the key (the messages show it)."""
+    """A fully rendered model call. ``task``, in the cache key, is the structured view for backends that do not
+    read prose (baselines): ``choices`` ``[{"field", "options": [{"value", "text", "key"?}], "distinct_from"?}]``
+    (none: free text), ``query`` and ``prior_group``. ``shown`` is what the benchmark reads the answer against
+    (e.g. slot maps): never sent, not in the key (the messages show it)."""
 
     request_id: str  # "<instance id>/<method>/<stage>", unique within a run
     messages: tuple[Message, ...]
@@ -159,19 +143,11 @@ class Request:
         return self.decoding.max_tokens
 
     @property
-    def temperature(self) -> float:
-        return self.decoding.temperature
-
-    @property
     def json_schema(self) -> dict[str, Any] | None:
         return self.decoding.json_schema
 
     def key(self) -> dict[str, Any]:
-        return {
-            "messages": [m.key() for m in self.messages],
-            "task": self.task,
-            "decoding": self.decoding.key(),
-        }
+        return {"messages": [m.key() for m in self.messages], "task": self.task, "decoding": self.decoding.key()}
 
     def media(self) -> list[MediaPart]:
         return [p for m in self.messages for p in m.media()]
@@ -200,9 +176,7 @@ def _free(schema: Any) -> Any:
     """``schema`` without :data:`_VALUE_CONSTRAINTS`, at every depth."""
     if isinstance(schema, dict):
         return {k: _free(v) for k, v in schema.items() if k not in _VALUE_CONSTRAINTS}
-    if isinstance(schema, list):
-        return [_free(v) for v in schema]
-    return schema
+    return [_free(v) for v in schema] if isinstance(schema, list) else schema
 
 
 def answer_keys(request: Request) -> dict[str, dict[str, Any]] | None:
@@ -217,8 +191,7 @@ def answer_keys(request: Request) -> dict[str, dict[str, Any]] | None:
 
 
 def key_schema(request: Request) -> dict[str, Any] | None:
-    """JSON mode as a schema for APIs without JSON-object mode: exactly the answer's keys, required,
-    values free (not the constrained variant). None without keys."""
+    """JSON mode as a schema for APIs without JSON-object mode: the answer's keys, required, values free."""
     keys = answer_keys(request)
     if not keys:
         return None
@@ -420,13 +393,9 @@ class Backend(abc.ABC):
             ident["behaviour"] = behaviour_sha256(behaviour_modules(type(self)))
         return ident
 
-    def complete_many(
-        self,
-        requests: Sequence[Request],
-        on_result: Callable[[int, Response], None],
-    ) -> None:
-        """Run many requests, calling ``on_result(index, response)`` as each finishes (so callers persist
-        one by one). Default: a thread pool of ``spec.concurrency``."""
+    def complete_many(self, requests: Sequence[Request], on_result: Callable[[int, Response], None]) -> None:
+        """Run many requests, calling ``on_result(index, response)`` as each finishes (callers persist one by one);
+        default: a thread pool of ``spec.concurrency``."""
         workers = max(1, int(self.spec.concurrency))
         if workers == 1:
             for i, req in enumerate(requests):
@@ -491,8 +460,7 @@ class Backend(abc.ABC):
 
 
 def behaviour_modules(cls: type[Backend]) -> tuple[str, ...]:
-    """Modules whose code decides ``cls``'s answers: those defining it and its backend bases, then its
-    ``behaviour_modules``, each once (a subclass elsewhere brings its code in)."""
+    """Modules whose code decides ``cls``'s answers: its own and its backend bases', then ``behaviour_modules``."""
     names = [c.__module__ for c in cls.__mro__ if isinstance(c, type) and issubclass(c, Backend) and c is not Backend]
     return tuple(dict.fromkeys([*names, *cls.behaviour_modules]))
 
@@ -532,20 +500,9 @@ def _no_extra(source: Callable[[], Mapping[str, tuple[str, str]]]) -> Callable[[
     return lambda: {name: (module, cls, None) for name, (module, cls) in source().items()}
 
 
-def register(name: str, module: str | None = None, cls_name: str | None = None, extra: str | None = None):
-    """Register a backend: as a decorator ``@register("mine")``, or lazily ``register("mine", "pkg.mod",
-    "MineBackend", extra="mine")``."""
-    if module is not None:
-        if cls_name is None:
-            raise ValueError("register(name, module, cls_name): cls_name is required with module")
-        BACKENDS.add(name, module, cls_name, extra)
-        return None
-
-    def deco(cls: type[Backend]) -> type[Backend]:
-        cls.name = name
-        return BACKENDS.add_class(name, cls)
-
-    return deco
+def register(name: str, module: str, cls_name: str, extra: str | None = None) -> None:
+    """Register a backend lazily by import path: ``register("mine", "pkg.mod", "MineBackend", extra="mine")``."""
+    BACKENDS.add(name, module, cls_name, extra)
 
 
 def available_backends() -> list[str]:

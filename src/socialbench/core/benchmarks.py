@@ -1,17 +1,11 @@
-"""The benchmark and method plug-in kinds, and their registries.
+"""The benchmark and method plug-in kinds, and their registries (docs/architecture.md).
 
-A **benchmark** is a package ``socialbench.<name>`` whose ``benchmark.py`` has ``BENCHMARK``, a
-:class:`Benchmark` subclass (or a class named by an entry point in ``socialbench.benchmarks``); the core
-never imports one by name, so adding a benchmark touches no core file. A **method** is a module
-``socialbench.<benchmark>/methods/<name>.py`` whose ``METHOD`` is a :class:`Method`; the runner steps it
-in rounds; its templates are under ``templates/<method>/``.
-
-A **variant run** ``<method>__<variant>`` is the method with params ``<benchmark>.ablations.<variant>``
-over its settings (templates in ``templates/<method>/<variant>/`` replace the method's). An **order run**
-``<run>__order<k>`` asks ``<run>`` again with options in order ``k`` (params ``<benchmark>.robustness``,
-docs/decisions/answer-stability.md); only the stability tables read them.
-
-See docs/architecture.md for the data contracts and how to add either."""
+A **benchmark** is a package ``socialbench.<name>`` whose ``benchmark.py`` has ``BENCHMARK``, a :class:`Benchmark`
+subclass (or an entry point in ``socialbench.benchmarks``): adding one touches no core file. A **method** is a
+module ``socialbench.<benchmark>/methods/<name>.py`` whose ``METHOD`` is a :class:`Method`, stepped in rounds.
+A **variant run** ``<method>__<variant>`` adds params ``<benchmark>.ablations.<variant>`` to the method's
+settings (templates in ``templates/<method>/<variant>/`` replace the method's); an **order run**
+``<run>__order<k>`` asks ``<run>`` again with options in order ``k`` (docs/decisions/answer-stability.md)."""
 
 from __future__ import annotations
 
@@ -51,8 +45,7 @@ class Exchange:
 
 @dataclass
 class Final:
-    """A method's answer for one instance: ``fields`` go into the prediction record; ``error`` set
-    when no valid answer was reached (scored invalid); ``trace`` is kept beside the calls."""
+    """One instance's answer: ``fields`` for its prediction record, ``error`` if none (scored invalid), ``trace``."""
 
     fields: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
@@ -61,8 +54,7 @@ class Final:
 
 @dataclass(frozen=True)
 class Need:
-    """A run needs one of the capabilities ``any_of`` (a modality or :data:`FREE_TEXT`); ``what`` names
-    the need in the tables' reason."""
+    """A run needs one of ``any_of`` (a modality or :data:`FREE_TEXT`); ``what`` names it in the tables."""
 
     any_of: tuple[str, ...]
     what: str
@@ -75,8 +67,7 @@ FREE_TEXT = "free_text"
 
 
 class Method(abc.ABC):
-    """Base class of all methods; subclasses implement :meth:`step`. Deterministic given the instance and
-    responses: a resumed run replays rounds from the cache."""
+    """Base class of all methods (:meth:`step`); deterministic given instance and responses (a resume replays)."""
 
     #: The run's name: the module name (set by the registry), or a variant run's name on an instance.
     name: str = ""
@@ -103,8 +94,7 @@ class Method(abc.ABC):
 
     @abc.abstractmethod
     def step(self, instance: dict[str, Any], rounds: Sequence[Sequence[Exchange]]) -> list[Request] | Final:
-        """The next round's requests given the rounds so far, or the :class:`Final` answer; an instance
-        that cannot become a request is an :class:`InstanceInputError`."""
+        """The next round's requests, or the :class:`Final` answer; a bad instance is an :class:`InstanceInputError`."""
 
     #: Benchmark-wide params blocks a run reads besides its ``method_options`` (e.g. ``retrieval``).
     reads: ClassVar[frozenset[str]] = frozenset()
@@ -121,8 +111,7 @@ class Method(abc.ABC):
         return ()
 
     def call_bounds(self, instance: dict[str, Any], first: Sequence[Request]) -> tuple[int, int]:
-        """The fewest and most calls an instance makes when calls succeed (``socialbench plan``).
-        Default: the first round only; multi-round methods say their maximum."""
+        """The fewest and most calls an instance makes when calls succeed (``socialbench plan``); default: one round."""
         return len(first), len(first)
 
     #: The trace viewer's label for filtering by :meth:`trace_section` tags.
@@ -137,7 +126,6 @@ class Method(abc.ABC):
         """Run-wide numbers only the method knows (``RunStats.method``; tracked as ``method.<key>``)."""
         return {}
 
-    # ---- helpers -----------------------------------------------------------------------------
     def template(self, name: str) -> str:
         return self.benchmark.template(self.name, name)
 
@@ -234,8 +222,7 @@ class Benchmark(abc.ABC):
     def subset(
         self, section: dict[str, Any], instances: list[dict[str, Any]], seed: int
     ) -> tuple[list[dict[str, Any]], SubsetInfo | None]:
-        """All instances, or the subset params ``<benchmark>.subset`` asks for (``{n, seed}``; seed
-        null: the master seed), with what it is (None: no subset)."""
+        """All instances, or the subset params ``<benchmark>.subset`` asks for (seed null: the master seed)."""
         spec = section.get("subset")
         if not spec:
             return instances, None
@@ -262,20 +249,16 @@ class Benchmark(abc.ABC):
         """Validated instances from a JSON-lines file (a DataError naming file, record and field)."""
 
     def dev_answers(self, dev_instances: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """``[{"group", "answers": {field: value}}]`` of the dev split: fields the prior baseline
-        answers by majority within each group."""
+        """``[{"group", "answers": {field: value}}]``: the dev split's majority answers (the prior baseline)."""
         return []
 
     # ---- methods ------------------------------------------------------------------------------
-    def methods_dir(self) -> Path:
-        return Path(str(resources.files(self.package).joinpath("methods")))
-
     def methods(self) -> Registry[Method]:
         """The method registry: one entry per ``methods/<method>.py``, imported when first used."""
         registry = _METHODS.get(self.package)
         if registry is None:
             registry = _METHODS[self.package] = Registry("method", Method)
-            package, folder = self.package, self.methods_dir()
+            package, folder = self.package, Path(str(resources.files(self.package).joinpath("methods")))
             registry.add_source(
                 lambda: {
                     p.stem: (f"{package}.methods.{p.stem}", "METHOD", None)
@@ -328,13 +311,11 @@ class Benchmark(abc.ABC):
         benchmark extends it. Models in ``robustness.models`` are checked in core.config."""
         known = self.method_names()
         ablations = section.get("ablations") or {}
-        problems = []
-        for name in ablations:
-            if ORDER_NAME.match(name):
-                problems.append(
-                    f"ablations.{name}: {ORDER_PREFIX}<k> names the option orders of robustness runs;"
-                    " rename the ablation"
-                )
+        problems = [
+            f"ablations.{name}: {ORDER_PREFIX}<k> names the option orders of robustness runs; rename the ablation"
+            for name in ablations
+            if ORDER_NAME.match(name)
+        ]
         for i, run in enumerate(section.get("methods") or []):
             try:
                 rn = RunName.parse(run)
@@ -374,8 +355,7 @@ class Benchmark(abc.ABC):
         return self.method_class(name)(self, spec, seed, settings, run=name)
 
     def template_folder(self, run: str, name: str) -> str:
-        """Where run ``run`` reads template ``name``: a variant's own folder if it has the file,
-        else the method's (an order run reads its run's)."""
+        """Where run ``run`` reads template ``name``: its variant's folder if it has the file, else the method's."""
         rn = RunName.parse(run)
         own = f"templates/{rn.method}/{rn.ablation}"
         if rn.ablation is not None and resources.files(self.package).joinpath(f"{own}/{name}").is_file():
@@ -434,8 +414,7 @@ class Benchmark(abc.ABC):
         raise NotImplementedError(f"benchmark {self.name}: no per-instance outcomes (tables_per_instance)")
 
     def run_summary(self, rows: list[dict[str, Any]], *, source: str) -> Any:
-        """What the tables keep of one run's outcomes (a bad row: a DataError naming ``source``); small keeps
-        memory flat in runs. Default: ``(source, rows)``."""
+        """What the tables keep of one run's outcomes (a bad row: a DataError naming ``source``); default: all."""
         return source, rows
 
     @abc.abstractmethod
@@ -464,8 +443,7 @@ class Benchmark(abc.ABC):
         return metrics["n"]
 
     def provenance(self, method: str, settings: dict[str, Any]) -> dict[str, Any]:
-        """What run ``method``'s predictions depend on besides data and code (``prompt_template_sha256``
-        at least); recorded by infer, logged by track."""
+        """What run ``method``'s predictions depend on besides data and code (``prompt_template_sha256`` at least)."""
         return {"prompt_template_sha256": self.prompt_hash(method, settings)}
 
     def viewer_rows(
@@ -480,8 +458,7 @@ TRACE_POINTER: ContextVar[str | None] = ContextVar("socialbench_trace_pointer", 
 
 
 def request_pointer(benchmark: str, model: str, method: str, instance_id: str, key: str | None) -> dict[str, Any]:
-    """Where a prediction's answering request is: trace file (None outside a stage), instance id and
-    request-cache key. A pointer keeps predictions small."""
+    """Where a prediction's answering request is: trace file (None outside a stage), instance id, cache key."""
     return {"trace": TRACE_POINTER.get(), "id": instance_id, "key": key}
 
 
@@ -544,20 +521,15 @@ def run_needs(params: Mapping[str, Any], benchmark: str, run: str) -> tuple[Need
     import json
 
     section = params.get(benchmark)
-    if section is None:
-        return ()
-    return _run_needs(benchmark, json.dumps(section, sort_keys=True, default=str), run)
+    return () if section is None else _run_needs(benchmark, json.dumps(section, sort_keys=True, default=str), run)
 
 
 def pair_excluded(params: Mapping[str, Any], benchmark: str, model: str, run: str) -> str | None:
     """:func:`excluded` with the run's needs; a model params do not name is not excluded."""
     entry = (params.get("models") or {}).get(model)
-    if entry is None:
-        return None
-    return excluded(entry, benchmark, run, run_needs(params, benchmark, run))
+    return None if entry is None else excluded(entry, benchmark, run, run_needs(params, benchmark, run))
 
 
-#: Method registries, one per benchmark package.
 _METHODS: dict[str, Registry[Method]] = {}
 
 
@@ -586,8 +558,7 @@ BENCHMARKS.add_source(_packaged)
 
 def register(cls: type[Benchmark]) -> type[Benchmark]:
     """Register a benchmark class directly (tests, notebooks); packages are found without it."""
-    if not cls.package:
-        cls.package = cls.__module__.rsplit(".", 1)[0]
+    cls.package = cls.package or cls.__module__.rsplit(".", 1)[0]
     return BENCHMARKS.add_class(cls.name, cls)
 
 
@@ -597,8 +568,7 @@ def available_benchmarks() -> list[str]:
 
 def get_benchmark_class(name: str) -> type[Benchmark]:
     cls = BENCHMARKS.get(name)
-    if not cls.package:
-        cls.package = cls.__module__.rsplit(".", 1)[0]
+    cls.package = cls.package or cls.__module__.rsplit(".", 1)[0]
     return cls
 
 

@@ -1,55 +1,25 @@
 """Content-addressed request cache: the public face (import the cache's names from here).
 
-The key is sha256 over the backend identity, the rendered messages with every media file's content
-hash, the structured task and the decoding; retriever searches are stored too. Each finished call is
-committed at once (a killed run loses only calls in flight), with its finish reason (truncated stays
-truncated). The cache lives outside DVC outs. Calls in flight are shared across processes through
-claims (:meth:`RequestCache.share_calls`); a full disk stops the run with :class:`CacheFull`, keeping
-every earlier call.
-
-Modules: ``core.cache_store`` (contract), ``core.cache_sqlite`` (SQLite, the default),
-``core.cache_pg`` (PostgreSQL for many nodes, chosen by ``SOCIALBENCH_CACHE_URL``, never a param: it
-may hold a password), ``core.cache_inspect`` (checking records, explaining misses)."""
+The key is sha256 over the backend identity, the rendered messages with every media file's content hash,
+the task and the decoding; retriever searches are stored too. Each call is committed on arrival with its
+finish reason; calls in flight are shared across processes through claims; a full disk is :class:`CacheFull`.
+Modules: ``core.cache_store`` (contract), ``core.cache_sqlite`` (the default), ``core.cache_pg`` (PostgreSQL,
+chosen by ``SOCIALBENCH_CACHE_URL``, never a param: it may hold a password), ``core.cache_inspect``."""
 
 from __future__ import annotations
 
-from socialbench.core.cache_inspect import (
-    PART_NAMES,
-    Change,
-    MissExplanation,
-    diff_parts,
-    nearest_explanation,
-)
-from socialbench.core.cache_sqlite import SQLITE_TYPES, RequestCache
-
-# Used by other modules until they move to a public helper (issue 30, point 5); kept importable here.
-from socialbench.core.cache_store import (
-    CLAIM_POLL_S,
-    CLAIM_TTL_S,
-    CacheFull,
-    CacheStore,
-    ReplayMiss,
-    cache_key,
-    claimant_alive,
-    key_parts,
-    schema_statements,
-)
+from socialbench.core.cache_inspect import MissExplanation, diff_parts
+from socialbench.core.cache_sqlite import RequestCache
+from socialbench.core.cache_store import CLAIM_TTL_S, CacheFull, CacheStore, ReplayMiss, cache_key, claimant_alive
 
 __all__ = [
-    "CLAIM_POLL_S",
     "CLAIM_TTL_S",
-    "PART_NAMES",
-    "SQLITE_TYPES",
     "CacheFull",
     "CacheStore",
-    "Change",
     "MissExplanation",
     "ReplayMiss",
     "RequestCache",
     "cache_key",
     "claimant_alive",
     "diff_parts",
-    "key_parts",
-    "nearest_explanation",
-    "schema_statements",
 ]

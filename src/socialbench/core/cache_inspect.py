@@ -10,18 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from socialbench.core.cache_store import record_name, sql_kind
-from socialbench.core.errors import DataError
-
-
-# ---- stored records, checked as read ----------------------------------------------------------------
-def _damaged(store: str, key: Any, name: str, problem: str) -> DataError:
-    return DataError(
-        store,
-        f"{problem}; the cache is damaged (move it aside: a new one repeats the calls)",
-        record=record_name(key),
-        field=name,
-    )
+from socialbench.core.cache_store import damaged, damaged_entry, sql_kind
 
 
 def checked_entry(store: str, row: Sequence[Any]) -> dict[str, Any]:
@@ -29,15 +18,15 @@ def checked_entry(store: str, row: Sequence[Any]) -> dict[str, Any]:
     key, model, parts, created = row
     for name, value in (("key", key), ("model", model), ("key_parts", parts)):
         if not isinstance(value, str):
-            raise _damaged(store, key, name, f"holds {sql_kind(value)} where the request cache keeps text")
+            raise damaged_entry(store, key, name, f"holds {sql_kind(value)} where the request cache keeps text")
     try:
         decoded = json.loads(parts)
     except (ValueError, RecursionError) as exc:
-        raise _damaged(store, key, "key_parts", f"is not JSON ({exc})") from exc
+        raise damaged_entry(store, key, "key_parts", f"is not JSON ({exc})") from exc
     if not isinstance(decoded, dict):
-        raise _damaged(store, key, "key_parts", f"is JSON {type(decoded).__name__}, not an object")
+        raise damaged_entry(store, key, "key_parts", f"is JSON {type(decoded).__name__}, not an object")
     if isinstance(created, bool) or not isinstance(created, (int, float)):
-        raise _damaged(store, key, "created_at", f"holds {sql_kind(created)} where the request cache keeps a time")
+        raise damaged_entry(store, key, "created_at", f"holds {sql_kind(created)} where the request cache keeps a time")
     return {"key": key, "model": model, "key_parts": decoded, "created_at": created}
 
 
@@ -46,38 +35,18 @@ def checked_model_row(store: str, row: Sequence[Any]) -> dict[str, Any]:
     model, backend = row[0], row[1]
     for name, value in (("model", model), ("backend", backend)):
         if not isinstance(value, str):
-            raise DataError(
-                store,
-                f"holds {sql_kind(value)} where the request cache keeps text; the cache is damaged"
-                " (move it aside: a new one repeats the calls)",
-                record=f"model {model!r}" if name == "backend" else None,
-                field=name,
-            )
+            record = f"model {model!r}" if name == "backend" else None
+            raise damaged(store, f"holds {sql_kind(value)} where the request cache keeps text", record, name)
     names = ("entries", "input_tokens", "output_tokens", "latency_s", "hits_served", "first_at", "last_at")
     values = dict(zip(names, row[2:]))
     for name, value in values.items():
         # numbers.Number: PostgreSQL sums BIGINT columns to Decimal
         if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Number)):
-            raise DataError(
-                store,
-                f"its {name} total is {sql_kind(value)}, not a number; the cache is damaged"
-                " (move it aside: a new one repeats the calls)",
-                record=f"model {model!r}",
-            )
-    return {
-        "model": model,
-        "backend": backend,
-        "entries": values["entries"],
-        "input_tokens": values["input_tokens"] or 0,
-        "output_tokens": values["output_tokens"] or 0,
-        "latency_s": round(values["latency_s"] or 0.0, 3),
-        "hits_served": values["hits_served"] or 0,
-        "first_at": values["first_at"],
-        "last_at": values["last_at"],
-    }
+            raise damaged(store, f"its {name} total is {sql_kind(value)}, not a number", f"model {model!r}")
+    zeroed = {k: values[k] or 0 for k in ("input_tokens", "output_tokens", "hits_served")}
+    return {"model": model, "backend": backend, **values, **zeroed, "latency_s": round(values["latency_s"] or 0.0, 3)}
 
 
-# ---- explaining misses ------------------------------------------------------------------------
 PART_NAMES = {
     "identity": "model identity (backend, model id, revision, backend settings, a no-model backend's code)",
     "messages": "rendered messages (prompt text or media)",
@@ -177,10 +146,6 @@ def nearest_explanation(
     request_id: str, model: str, parts: dict[str, Any], candidates: list[dict[str, Any]]
 ) -> MissExplanation:
     """The candidate (newest first) with the fewest differences from ``parts``; the newest on ties."""
-    best: tuple[int, list[Change], str] | None = None
-    for entry in candidates:
-        changes = diff_parts(entry["key_parts"], parts)
-        if best is None or len(changes) < best[0]:
-            best = (len(changes), changes, entry["key"])
-    assert best is not None
-    return MissExplanation(request_id, model, hit=False, changes=best[1], compared_key=best[2])
+    diffs = [(diff_parts(entry["key_parts"], parts), entry["key"]) for entry in candidates]
+    changes, key = min(diffs, key=lambda d: len(d[0]))  # the first of the fewest: the newest on ties
+    return MissExplanation(request_id, model, hit=False, changes=changes, compared_key=key)

@@ -1,10 +1,7 @@
-"""The request cache in PostgreSQL (``psycopg``), for many nodes sharing one cache (SQLite's WAL needs
-shared memory, which a network file system lacks).
-
-Tables, keys and claims are the SQLite store's (``core.cache_store``, ``core.cache_sql``), with SQL in
-PostgreSQL's dialect (:data:`POSTGRES_SQL`); writers queue on an advisory lock as SQLite's ``BEGIN
-IMMEDIATE`` queues them. The URL comes from :data:`CACHE_URL_ENV` and may hold a password: everything
-shown names the store with it masked."""
+"""The request cache in PostgreSQL (``psycopg``), for many nodes sharing one cache (SQLite's WAL needs shared
+memory, which a network file system lacks): the SQLite store's tables, keys and claims with SQL in
+PostgreSQL's dialect (:data:`POSTGRES_SQL`), writers queued on an advisory lock. The URL
+(:data:`CACHE_URL_ENV`) may hold a password: messages show it masked."""
 
 from __future__ import annotations
 
@@ -19,7 +16,7 @@ from urllib.parse import urlsplit
 
 from socialbench.core.cache_sql import SqlStore, Statements
 from socialbench.core.cache_sqlite import RequestCache
-from socialbench.core.cache_store import CLAIM_POLL_S, CacheStore, schema_statements
+from socialbench.core.cache_store import CALL_COLUMNS, CLAIM_POLL_S, CacheStore, schema_statements
 from socialbench.core.errors import DataError, SocialbenchError
 from socialbench.core.secrets import redact_url
 
@@ -33,19 +30,15 @@ CONNECT_TIMEOUT_S = 5.0
 #: The dialect's names of the neutral column types.
 POSTGRES_TYPES = {"text": "TEXT", "int": "BIGINT", "real": "DOUBLE PRECISION"}
 
-_CALL_COLUMNS = (
-    "key, backend, model, request_id, key_parts, text, input_tokens, output_tokens, latency_s, created_at,"
-    " finish_reason"
-)
 _CALL_UPDATE = " ON CONFLICT (key) DO UPDATE SET " + ", ".join(
-    f"{c} = EXCLUDED.{c}" for c in _CALL_COLUMNS.replace(",", " ").split()[1:]
+    f"{c} = EXCLUDED.{c}" for c in CALL_COLUMNS.replace(",", " ").split()[1:]
 )
 #: The store's SQL (``%s`` placeholders; a replaced row is an upsert on the key).
 POSTGRES_SQL = Statements(
     get="SELECT text, input_tokens, output_tokens, latency_s, {finish} FROM calls WHERE key = %s",
     count_hit="UPDATE calls SET hit_count = hit_count + 1, last_hit_at = %s WHERE key = %s",
-    put_call=f"INSERT INTO calls({_CALL_COLUMNS}) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s){_CALL_UPDATE}",
-    put_record=f"INSERT INTO calls({_CALL_COLUMNS}) VALUES (%s,%s,%s,%s,%s,%s,0,0,0,%s,NULL){_CALL_UPDATE}",
+    put_call=f"INSERT INTO calls({CALL_COLUMNS}) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s){_CALL_UPDATE}",
+    put_record=f"INSERT INTO calls({CALL_COLUMNS}) VALUES (%s,%s,%s,%s,%s,%s,0,0,0,%s,NULL){_CALL_UPDATE}",
     drop_claim="DELETE FROM claims WHERE key = %s AND owner = %s",
     stored="SELECT 1 FROM calls WHERE key = %s",
     claim_of="SELECT owner, host, pid, pid_started, claimed_at FROM claims WHERE key = %s",
@@ -101,11 +94,9 @@ class _Connection:
 
 
 class PostgresRequestCache(SqlStore):
-    """The request cache in a PostgreSQL database (``postgresql://user:password@host:port/db``); the
-    database and user must exist, the tables are created on first use.
-
-    Nodes cannot see each other's processes, so a claim lives by its heartbeat: renewed every
-    :attr:`heartbeat_s` while calling, taken over by another node after :attr:`claim_ttl_s`."""
+    """The request cache in an existing PostgreSQL database (``postgresql://user:password@host:port/db``), tables
+    created on first use. Nodes cannot see each other's processes, so a claim lives by its heartbeat: renewed
+    every :attr:`heartbeat_s` while calling, taken over by another node after :attr:`claim_ttl_s`."""
 
     sql = POSTGRES_SQL
     claim_ttl_s = 300.0
@@ -120,9 +111,21 @@ class PostgresRequestCache(SqlStore):
         self._opened_lock = threading.Lock()
         self._beat: _Connection | None = None
         conn = self._conn()
-        have = self._calls_columns(conn)
+        try:  # the ``calls`` table's columns (none: no such table)
+            rows = conn.execute(
+                "SELECT attname FROM pg_attribute WHERE attrelid = to_regclass('calls') AND attnum > 0"
+                " AND NOT attisdropped"
+            ).fetchall()
+        except self._database_errors() as exc:
+            self.close()
+            raise self._damaged(exc, "cannot be read") from exc
+        have = {r[0] for r in rows}
         if readonly:
-            self._check_readonly_store(have)
+            if not have:
+                self.close()
+                raise DataError(self.path, "no request cache here yet (a run creates it with its first model call)")
+            self._refuse_foreign(have)
+            self._columns = have
             return
         if have:  # a database with another program's 'calls' table is never written to
             self._refuse_foreign(have)
@@ -140,25 +143,6 @@ class PostgresRequestCache(SqlStore):
     def open_readonly(cls, url: str, connect_timeout_s: float = CONNECT_TIMEOUT_S) -> PostgresRequestCache:
         """For inspection (``socialbench cache``): read-only sessions, no table created."""
         return cls(url, readonly=True, connect_timeout_s=connect_timeout_s)
-
-    def _calls_columns(self, conn: _Connection) -> set[str]:
-        """The ``calls`` table's columns (none: no such table)."""
-        try:
-            rows = conn.execute(
-                "SELECT attname FROM pg_attribute WHERE attrelid = to_regclass('calls') AND attnum > 0"
-                " AND NOT attisdropped"
-            ).fetchall()
-        except self._database_errors() as exc:
-            self.close()
-            raise self._damaged(exc, "cannot be read") from exc
-        return {r[0] for r in rows}
-
-    def _check_readonly_store(self, have: set[str]) -> None:
-        if not have:
-            self.close()
-            raise DataError(self.path, "no request cache here yet (a run creates it with its first model call)")
-        self._refuse_foreign(have)
-        self._columns = have
 
     _database_name = "a PostgreSQL database"
 
@@ -198,12 +182,6 @@ class PostgresRequestCache(SqlStore):
             conn = self._local.conn = self._connect()
         return conn
 
-    def _heartbeat_conn(self) -> _Connection:
-        """One connection for every heartbeat of the cache's life (not one per thread)."""
-        if self._beat is None:
-            self._beat = self._connect()
-        return self._beat
-
     def close(self) -> None:
         """Close every thread's connection (a shared server has a bounded number)."""
         with self._opened_lock:
@@ -219,9 +197,8 @@ class PostgresRequestCache(SqlStore):
 
         def beat() -> None:
             while not stop.wait(self.heartbeat_s):
-                self._heartbeat_conn().execute(
-                    "UPDATE claims SET claimed_at = %s WHERE owner = %s", (time.time(), self._owner())
-                )
+                self._beat = self._beat or self._connect()  # one for every heartbeat of the cache's life
+                self._beat.execute("UPDATE claims SET claimed_at = %s WHERE owner = %s", (time.time(), self._owner()))
 
         beating = threading.Thread(target=beat, name="cache-claims-heartbeat", daemon=True)
         beating.start()
@@ -260,6 +237,4 @@ def open_request_cache(
 ) -> CacheStore:
     """The PostgreSQL store named by :data:`CACHE_URL_ENV` when set, else the SQLite file at ``path``."""
     url = cache_store_url(environ)
-    if url is None:
-        return RequestCache(path)
-    return PostgresRequestCache(url, connect_timeout_s=connect_timeout_s)
+    return RequestCache(path) if url is None else PostgresRequestCache(url, connect_timeout_s=connect_timeout_s)

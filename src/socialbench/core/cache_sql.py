@@ -60,7 +60,6 @@ class Statements:
 class SqlStore(CacheStore):
     """A request cache in an SQL database: a connection per thread, queued writes, shared claims."""
 
-    #: The store's SQL (its own dialect).
     sql: ClassVar[Statements]
     #: Another host's claim is taken over when older than this (its process cannot be asked).
     claim_ttl_s = CLAIM_TTL_S
@@ -136,30 +135,17 @@ class SqlStore(CacheStore):
         return response
 
     def put(self, key: str, identity: dict[str, Any], request: Request, response: Response, model: str) -> None:
-        """Store a successful call with its finish reason; failed calls are not cached (a rerun retries).
-        The claim is released either way; no space left is :class:`CacheFull` (earlier calls stay stored)."""
+        """Store a successful call with its finish reason (a failed one only releases its claim); full: CacheFull."""
         if response.error is not None:
             self.release([key])
             return
         if self.readonly:
             raise RuntimeError(f"{self.path}: the request cache was opened read-only")
+        parts = canonical_json(key_parts(identity, request))
+        call = (key, str(identity.get("backend")), model, request.request_id, parts)
+        usage = (response.input_tokens, response.output_tokens, response.latency_s)
         with self._write(key) as conn:
-            conn.execute(
-                self.sql.put_call,
-                (
-                    key,
-                    str(identity.get("backend")),
-                    model,
-                    request.request_id,
-                    canonical_json(key_parts(identity, request)),
-                    response.text,
-                    response.input_tokens,
-                    response.output_tokens,
-                    response.latency_s,
-                    time.time(),
-                    response.finish_reason,
-                ),
-            )
+            conn.execute(self.sql.put_call, (*call, response.text, *usage, time.time(), response.finish_reason))
             conn.execute(self.sql.drop_claim, (key, self._owner()))
 
     def put_record(
@@ -175,8 +161,7 @@ class SqlStore(CacheStore):
 
     @contextmanager
     def _write(self, key: str | None = None) -> Iterator[Any]:
-        """One write transaction: a full disk is CacheFull (cache unchanged), other database errors a
-        DataError naming the cache and entry ``key``."""
+        """One write transaction: a full disk is CacheFull, another database error a DataError naming ``key``."""
         conn = self._conn()
         try:
             self._begin(conn)
@@ -259,11 +244,9 @@ class SqlStore(CacheStore):
         on_shared: Callable[[int, Response], None],
         poll_s: float = CLAIM_POLL_S,
     ) -> None:
-        """Make the calls for ``keys`` once across every process using this cache.
-
-        ``call(indices)`` makes the calls claimed here (each stored with :meth:`put`); keys a live process claimed
-        are waited for and passed to ``on_shared(index, response)``; dead claims are taken over. Claims still held
-        on return or raise are released."""
+        """Make the calls for ``keys`` once across every process using this cache: ``call(indices)`` makes those
+        claimed here (each stored with :meth:`put`), keys a live process claimed are waited for and passed to
+        ``on_shared(index, response)``, dead claims taken over; claims still held at the end are released."""
         pending = list(range(len(keys)))
         waited_on: set[str] = set()
         try:

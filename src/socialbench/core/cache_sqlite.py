@@ -10,24 +10,28 @@ from pathlib import Path
 from filelock import FileLock
 
 from socialbench.core.cache_sql import SqlStore, Statements
-from socialbench.core.cache_store import CALLS_ADDED, CALLS_FIRST, CacheFull, column_sql, record_name, schema_statements
+from socialbench.core.cache_store import (
+    CALL_COLUMNS,
+    CALLS_ADDED,
+    CALLS_FIRST,
+    CacheFull,
+    column_sql,
+    damaged_entry,
+    schema_statements,
+)
 from socialbench.core.errors import DataError
 from socialbench.core.paths import refuse_special
 
 SQLITE_TYPES = {"text": "TEXT", "int": "INTEGER", "real": "REAL"}
 _TYPEOF_NAMES = {"text": "'text'", "int": "'integer'", "real": "'real', 'integer'"}
+_KINDS = {name: kind for name, kind, _ in CALLS_FIRST}
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
-_CALL_COLUMNS = (
-    "key, backend, model, request_id, key_parts, text, input_tokens, output_tokens, latency_s, created_at,"
-    " finish_reason"
-)
-#: The store's SQL (SQLite's dialect).
 SQLITE_SQL = Statements(
     get="SELECT text, input_tokens, output_tokens, latency_s, {finish} FROM calls WHERE key = ?",
     count_hit="UPDATE calls SET hit_count = hit_count + 1, last_hit_at = ? WHERE key = ?",
-    put_call=f"INSERT OR REPLACE INTO calls({_CALL_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-    put_record=f"INSERT OR REPLACE INTO calls({_CALL_COLUMNS}) VALUES (?,?,?,?,?,?,0,0,0,?,NULL)",
+    put_call=f"INSERT OR REPLACE INTO calls({CALL_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+    put_record=f"INSERT OR REPLACE INTO calls({CALL_COLUMNS}) VALUES (?,?,?,?,?,?,0,0,0,?,NULL)",
     drop_claim="DELETE FROM claims WHERE key = ? AND owner = ?",
     stored="SELECT 1 FROM calls WHERE key = ?",
     claim_of="SELECT owner, host, pid, pid_started, claimed_at FROM claims WHERE key = ?",
@@ -50,8 +54,7 @@ def _is_full(exc: BaseException) -> bool:
 
 
 class RequestCache(SqlStore):
-    """The SQLite request cache; WAL, so readers never block writers. ``open_readonly`` creates,
-    converts and locks nothing, and refuses a path that is no request cache."""
+    """The SQLite request cache (WAL: readers never block writers); ``open_readonly`` changes nothing."""
 
     sql = SQLITE_SQL
     _database_name = "an SQLite database"
@@ -70,7 +73,10 @@ class RequestCache(SqlStore):
                 conn = self._conn()
                 for statement in schema_statements(SQLITE_TYPES):
                     conn.execute(statement)
-                _migrate(conn)
+                have = {row[1] for row in conn.execute("PRAGMA table_info(calls)")}  # old files gain added columns
+                for column in CALLS_ADDED:
+                    if column[0] not in have:
+                        conn.execute(f"ALTER TABLE calls ADD COLUMN {column_sql(column, SQLITE_TYPES)}")
             except sqlite3.DatabaseError as exc:
                 self.close()
                 if _is_full(exc):
@@ -167,16 +173,9 @@ class RequestCache(SqlStore):
             row = self._conn().execute(sql).fetchone()
         if row is not None:
             key, name, found = row
-            expected = (
-                "a number" if name in ("latency_s", "created_at") else "an integer" if "tokens" in name else "text"
-            )
-            raise DataError(
-                str(self.path),
-                f"holds {'a BLOB' if found == 'blob' else found} where the request cache keeps {expected};"
-                " the cache is damaged (move it aside: a new one repeats the calls)",
-                record=record_name(key),
-                field=name,
-            )
+            expected = {"text": "text", "int": "an integer", "real": "a number"}[_KINDS[name]]
+            found = "a BLOB" if found == "blob" else found
+            raise damaged_entry(str(self.path), key, name, f"holds {found} where the request cache keeps {expected}")
         self._records_checked = True
 
     def close(self) -> None:
@@ -187,11 +186,3 @@ class RequestCache(SqlStore):
 
     def _size_bytes(self) -> int:
         return sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
-
-
-def _migrate(conn: sqlite3.Connection) -> None:
-    """Old cache files gain the added columns in place."""
-    have = {row[1] for row in conn.execute("PRAGMA table_info(calls)")}
-    for column in CALLS_ADDED:
-        if column[0] not in have:
-            conn.execute(f"ALTER TABLE calls ADD COLUMN {column_sql(column, SQLITE_TYPES)}")

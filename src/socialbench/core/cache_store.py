@@ -1,7 +1,6 @@
-"""The request cache's contract: its tables, keys, claims of calls in flight, and :class:`CacheStore`,
-which the SQLite and PostgreSQL stores implement. Nothing here opens a database: the schema is declared
-once in a neutral dialect (:func:`schema_statements`) and stored records are checked against it, so a
-damaged or foreign table is an error naming store, record and field."""
+"""The request cache's contract: tables, keys, claims of calls in flight, and :class:`CacheStore`, which the
+SQLite and PostgreSQL stores implement. Nothing here opens a database: the schema is declared once in a neutral
+dialect (:func:`schema_statements`), and a damaged or foreign table is an error naming store, record and field."""
 
 from __future__ import annotations
 
@@ -43,6 +42,8 @@ CLAIMS = (
     ("pid_started", "text", ""),
     ("claimed_at", "real", "NOT NULL"),
 )
+#: The columns a stored call writes, in the order of the stores' ``put_call`` values.
+CALL_COLUMNS = ", ".join([name for name, _, _ in CALLS_FIRST] + ["finish_reason"])
 #: Columns every request cache has had (a read-only one is read without the added ones).
 REQUIRED_COLUMNS = frozenset(name for name, _, _ in CALLS_FIRST)
 
@@ -139,6 +140,20 @@ def sql_kind(value: Any) -> str:
     return names.get(type(value), type(value).__name__)
 
 
+def damaged(store: str, problem: str, record: str | None = None, field: str | None = None) -> DataError:
+    """A stored value the cache never writes: a DataError naming store, entry and field."""
+    return DataError(
+        store,
+        f"{problem}; the cache is damaged (move it aside: a new one repeats the calls)",
+        record=record,
+        field=field,
+    )
+
+
+def damaged_entry(store: str, key: Any, field: str, problem: str) -> DataError:
+    return damaged(store, problem, record_name(key), field)
+
+
 def checked_response(store: str, key: str, row: Sequence[Any]) -> Response:
     """``row`` as a cached Response; a wrong type is a DataError naming store, entry and field."""
     fields = (
@@ -152,13 +167,7 @@ def checked_response(store: str, key: str, row: Sequence[Any]) -> Response:
         wrong = value is None if not nullable else False
         wrong = wrong or (value is not None and (isinstance(value, bool) or not isinstance(value, kinds)))
         if wrong:
-            raise DataError(
-                store,
-                f"holds {sql_kind(value)} where the request cache keeps {expected}; the cache is damaged"
-                " (move it aside: a new one repeats the calls)",
-                record=record_name(key),
-                field=name,
-            )
+            raise damaged_entry(store, key, name, f"holds {sql_kind(value)} where the request cache keeps {expected}")
     text, inp, out, latency, finish = row
     return Response(
         text=text, input_tokens=inp, output_tokens=out, latency_s=latency, cached=True, finish_reason=finish

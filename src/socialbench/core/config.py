@@ -29,10 +29,6 @@ def load_schema() -> dict[str, Any]:
     return json.loads(resources.files("socialbench").joinpath(SCHEMA_RESOURCE).read_text("utf-8"))
 
 
-def schema_path() -> Path:
-    return Path(str(resources.files("socialbench").joinpath(SCHEMA_RESOURCE)))
-
-
 def _fill_defaults(instance: Any, schema: dict[str, Any], root: dict[str, Any]) -> None:
     """Fill ``default`` values of object properties recursively (through $ref and additionalProperties)."""
     if "$ref" in schema:
@@ -108,10 +104,8 @@ def _error_paths(err: jsonschema.ValidationError) -> list[list[Any]]:
 def validate_params(
     params: dict[str, Any] | None, source: str = "params.yaml", origins: Sequence[tuple[str, Any]] | None = None
 ) -> dict[str, Any]:
-    """A validated copy of ``params`` with defaults filled; a ConfigError naming every problem.
-
-    ``origins``: the labelled raw mappings ``params`` was merged from, so each problem names the one that
-    set its key. An option holding a secret (:func:`secret_fields`) is refused, naming the field, never the value."""
+    """A validated copy of ``params`` with defaults filled; a ConfigError naming every problem (and, given
+    ``origins``, the labelled raw mapping that set its key). A secret in an option is named, never shown."""
     origins = list(origins or [])
 
     def where(paths: Sequence[Sequence[Any]]) -> str:
@@ -224,8 +218,8 @@ FILE_STORE_PROBLEM = (
 
 
 def tracking_uri_problem(uri: str, *, allow_file_store: bool = False) -> str | None:
-    """Why MLflow cannot use ``uri`` as its tracking store, or None, checked at load rather than at the
-    tracking stage. A file store is refused unless ``allow_file_store`` (``MLFLOW_ALLOW_FILE_STORE=true``)."""
+    """Why MLflow cannot use ``uri`` as its tracking store (checked at load), or None; a file store only with
+    ``allow_file_store`` (``MLFLOW_ALLOW_FILE_STORE=true``)."""
     import re
     import urllib.parse
 
@@ -343,8 +337,8 @@ def _resource_problems(data: dict[str, Any], where) -> list[str]:
 
 
 def read_params_file(path: str | Path = "params.yaml") -> dict[str, Any]:
-    """The mapping a params file holds, read strictly (:func:`socialbench.core.io.load_yaml`: a one-line
-    ConfigError with line and column); an empty file or a non-mapping top level refused. Not validated."""
+    """The mapping a params file holds, read strictly (a one-line ConfigError with line and column); an empty
+    file or a non-mapping top level refused. Not validated."""
     raw = load_yaml_file(path, error=ConfigError)
     if raw is None:
         raise ConfigError(
@@ -377,9 +371,7 @@ VALIDATED_MAX_CHARS = 64 * 1024
 def load_params(path: str | Path = "params.yaml", environ: Mapping[str, str] = os.environ) -> dict[str, Any]:
     """params read strictly and validated, or ``environ[VALIDATED_ENV]``'s values for exactly these bytes."""
     handed = _validated_values(path, environ.get(VALIDATED_ENV))
-    if handed is not None:
-        return handed
-    return validate_params(read_params_file(path), source=str(path))
+    return handed if handed is not None else validate_params(read_params_file(path), source=str(path))
 
 
 def validated_record(path: str | Path = "params.yaml") -> str | None:
@@ -409,8 +401,7 @@ def _validated_values(path: str | Path, record: str | None) -> dict[str, Any] | 
 
 
 def overlay_params(base: Mapping[str, Any], overlay: Mapping[str, Any], replace: tuple[str, ...] = ("models",)) -> dict:
-    """``base`` with ``overlay`` over it: mappings merged at every depth, other values (lists too) replaced;
-    top-level keys in ``replace`` replaced whole. Pure."""
+    """``base`` with ``overlay`` merged in at every depth (other values replaced; keys in ``replace`` whole). Pure."""
 
     def merge(a: Any, b: Any) -> Any:
         if isinstance(a, Mapping) and isinstance(b, Mapping):

@@ -78,8 +78,7 @@ def folder_fingerprint(folder: str | Path) -> str:
 
 
 def module_source(name: str) -> str:
-    """Module ``name``'s source as Python reads it (universal newlines: CRLF checkouts hash the same),
-    found by the import system; a ValueError when it has no source."""
+    """Module ``name``'s source as Python reads it (universal newlines: CRLF checkouts hash the same)."""
     spec = importlib.util.find_spec(name)
     get_source = getattr(spec.loader, "get_source", None) if spec is not None else None
     source = get_source(name) if get_source is not None else None
@@ -109,6 +108,5 @@ def code_tokens(source: str) -> str:
 
 
 def module_sources_sha256(names: Sequence[str]) -> str:
-    """One hash over the code of ``names`` (:func:`code_tokens`), not their names or paths: the same on every
-    machine; comments, docstrings or a reformat never change a request key."""
+    """One hash over the code of ``names`` (:func:`code_tokens`): comments, docstrings or reformats change no key."""
     return sha256_json([sha256_bytes(code_tokens(module_source(name)).encode("utf-8")) for name in names])

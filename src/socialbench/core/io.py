@@ -1,12 +1,11 @@
-"""File I/O shared by every stage: strict readers for JSON (lines) and YAML, and atomic writes (no half
-or temporary file survives a kill or a full disk; sorted keys, so equal content gives equal bytes).
-
-Strict: NaN/Infinity, non-finite or overlong numbers, duplicate keys, nesting deeper than
-:data:`MAX_DEPTH` and lone surrogates are refused; in YAML also aliases (billion laughs), non-plain
-tags, dates, sets and non-string keys. Each problem is one line naming file, line or record, and field."""
+"""File I/O shared by every stage: strict readers for JSON (lines) and YAML, and atomic writes (no half or
+temporary file survives a kill or a full disk; sorted keys, so equal content gives equal bytes). Strict: NaN,
+overlong numbers, duplicate keys, nesting deeper than :data:`MAX_DEPTH` and lone surrogates are refused; in YAML
+also aliases, non-plain tags, dates, sets and non-string keys. Each problem names file, line or record, and field."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -26,7 +25,6 @@ from socialbench.core.secrets import redact_text
 
 #: Deepest nesting a record or config may have (real ones use 3-4 levels).
 MAX_DEPTH = 64
-#: Longest error message shown.
 MESSAGE_LIMIT = 600
 _QUOTE_LIMIT = 60
 #: Python refuses longer integers (sys.get_int_max_str_digits); we name it.
@@ -43,15 +41,12 @@ def brief(text: Any, limit: int = _QUOTE_LIMIT) -> str:
 def one_line(message: Any, limit: int = MESSAGE_LIMIT) -> str:
     """An error message as one line of at most ``limit`` characters, URLs redacted (core.secrets)."""
     text = "; ".join(part.strip() for part in redact_text(str(message)).splitlines() if part.strip())
-    if len(text) <= limit:
-        return text
-    return text[: limit - 40].rstrip() + f"… ({len(text) - limit + 40} more characters)"
+    return text if len(text) <= limit else text[: limit - 40].rstrip() + f"… ({len(text) - limit + 40} more characters)"
 
 
 # ---- writing --------------------------------------------------------------------------------------
 def write_bytes_atomic(path: str | Path, data: bytes) -> None:
-    """Write through a temporary file in the same folder, renamed into place; on failure ``path`` keeps
-    its old content and a full disk is a :class:`~socialbench.core.paths.DiskFull` naming it."""
+    """Write through a temporary file renamed into place: on failure ``path`` keeps its content (full: DiskFull)."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
     try:
@@ -62,10 +57,8 @@ def write_bytes_atomic(path: str | Path, data: bytes) -> None:
             fh.write(data)
         os.replace(tmp, path)
     except BaseException as exc:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         if is_disk_full(exc):
             raise DiskFull(path) from exc
         raise
@@ -205,8 +198,7 @@ def _first_problem(obj: Any, check_strings: bool) -> tuple[str, str | None] | No
                     return "a key holds a lone surrogate (\\ud800-\\udfff), which is no character", _path(path, k)
                 stack.append((v, _path(path, k), depth + 1))
         elif isinstance(node, list):
-            for i in range(len(node) - 1, -1, -1):
-                stack.append((node[i], _path(path, i), depth + 1))
+            stack.extend((node[i], _path(path, i), depth + 1) for i in reversed(range(len(node))))
         elif check_strings and isinstance(node, str) and _LONE.search(node):
             return "a lone surrogate (\\ud800-\\udfff), which is no character", path or None
     return None
@@ -259,8 +251,7 @@ class JsonLine:
 
 
 def read_jsonl_lines(path: str | Path) -> list[JsonLine]:
-    """Every non-blank line, parsed strictly; a bad line comes back with its ``problem`` (callers that
-    drop bad records report it); an unreadable file is a DataError."""
+    """Every non-blank line, parsed strictly, a bad one with its ``problem``; unreadable: a DataError."""
     path = Path(path)
     out = []
     # Lines end at "\n" only: str.splitlines() would also split at U+2028, U+2029 and U+0085, which
@@ -270,10 +261,7 @@ def read_jsonl_lines(path: str | Path) -> list[JsonLine]:
             continue
         p = parse_json(line)
         if p.problem is not None:
-            if p.problem.startswith("not valid JSON"):
-                problem = f"line {n} is {p.problem}"
-            else:
-                problem = f"line {n}: {p.problem}"
+            problem = f"line {n} is {p.problem}" if p.problem.startswith("not valid JSON") else f"line {n}: {p.problem}"
             out.append(JsonLine(n, line, None, one_line(problem), p.field))
         elif not isinstance(p.value, dict):
             out.append(JsonLine(n, line, None, f"line {n} is not a JSON object"))
@@ -302,8 +290,7 @@ def is_number(v: Any) -> bool:
 
 
 def parse_json_object(data: bytes, source: str, what: str) -> dict[str, Any]:
-    """The JSON object in a file's bytes (strict); else a DataError naming ``source`` (``what``: what it
-    holds, e.g. ``{group: metrics}``). Score and stats files are read here."""
+    """The JSON object in a file's bytes (strict; score and stats files); else a DataError naming ``source``."""
     p = parse_json(decode_utf8(data, source))
     if p.decode_msg is not None:
         raise DataError(source, f"not valid JSON: {p.decode_msg} (line {p.line}, column {p.column}); truncated?")
@@ -403,14 +390,7 @@ for _tag, _why in _NOT_PLAIN.items():
 
 def _yaml_error(source: str, problem: str, error: type[Exception]) -> Exception:
     message = one_line(problem, MESSAGE_LIMIT - len(source) - 2)
-    if issubclass(error, DataError):
-        return error(source, message)
-    return error(f"{source}: {message}")
-
-
-def _line_col(text: str, position: int) -> tuple[int, int]:
-    line = text.count("\n", 0, position) + 1
-    return line, position - (text.rfind("\n", 0, position) + 1) + 1
+    return error(source, message) if issubclass(error, DataError) else error(f"{source}: {message}")
 
 
 def load_yaml(data: bytes | str, source: str, *, error: type[Exception] = ConfigError) -> Any:
@@ -438,12 +418,9 @@ def load_yaml(data: bytes | str, source: str, *, error: type[Exception] = Config
         where = f"line {m.line + 1}, column {m.column + 1}: " if m is not None else ""
         raise _yaml_error(source, f"not valid YAML: {where}{what}{context}", error) from None
     except yaml.reader.ReaderError as exc:
-        line, col = _line_col(text, exc.position)
-        raise _yaml_error(
-            source,
-            f"not valid YAML: line {line}, column {col}: the character #x{exc.character:04x} is not allowed in YAML",
-            error,
-        ) from None
+        line, col = text.count("\n", 0, exc.position) + 1, exc.position - text.rfind("\n", 0, exc.position)
+        problem = f"line {line}, column {col}: the character #x{exc.character:04x} is not allowed in YAML"
+        raise _yaml_error(source, f"not valid YAML: {problem}", error) from None
     except yaml.YAMLError as exc:
         raise _yaml_error(source, f"not valid YAML: {exc}", error) from None
     except RecursionError:

@@ -27,27 +27,22 @@ class Declaration:
 
 
 def backend_declaration(name: str) -> Declaration:
-    """Backend ``name``'s declaration from ``<module>.declaration.json`` without importing it (else its class
-    is imported and read). Unknown: a ConfigError listing the known ones."""
-    if name not in BACKENDS.classes:
-        entry = BACKENDS.entry(name)
-        if entry is None:
-            get_backend_class(name)  # raises the registry's ConfigError naming the known backends
-        else:
-            declared = sidecar_json(entry[0], ".declaration.json").get(entry[1])
-            if declared is not None:
-                temperature = declared.get("temperature") or {}
-                json_mode = declared.get("json_mode") or {}
-                return Declaration(
-                    accepts=frozenset(declared["accepts"]),
-                    modalities=frozenset(declared["modalities"]),
-                    choices_only=declared.get("choices_only"),
-                    temperature=temperature.get("sent"),
-                    temperature_option=temperature.get("option"),
-                    json_enforced=json_mode.get("enforced"),
-                    json_why=json_mode.get("why"),
-                )
-    cls = get_backend_class(name)
+    """Backend ``name``'s declaration, read without importing it where it has a declaration file."""
+    entry = None if name in BACKENDS.classes else BACKENDS.entry(name)
+    declared = sidecar_json(entry[0], ".declaration.json").get(entry[1]) if entry is not None else None
+    if declared is not None:
+        temperature = declared.get("temperature") or {}
+        json_mode = declared.get("json_mode") or {}
+        return Declaration(
+            accepts=frozenset(declared["accepts"]),
+            modalities=frozenset(declared["modalities"]),
+            choices_only=declared.get("choices_only"),
+            temperature=temperature.get("sent"),
+            temperature_option=temperature.get("option"),
+            json_enforced=json_mode.get("enforced"),
+            json_why=json_mode.get("why"),
+        )
+    cls = get_backend_class(name)  # an unknown name: the registry's ConfigError naming the known backends
     default = cls.default_modalities
     return Declaration(
         accepts=frozenset(cls.accepts),
@@ -77,13 +72,10 @@ def modality_problems(entry: Mapping[str, Any]) -> list[str]:
 
 
 def temperature_sent_of(entry: Mapping[str, Any]) -> bool | None:
-    """Whether an entry's runs send the temperature (``Backend.temperature_sent`` from params): the
-    declaration, or its ``temperature_option``; None: no model decodes."""
+    """Whether an entry's runs send the temperature: its ``temperature_option``, else the declaration's."""
     declared = backend_declaration(entry["backend"])
     if declared.temperature is None:
         return None
     option = declared.temperature_option
     options = entry.get("options") or {}
-    if option and isinstance(options.get(option), bool):
-        return bool(options[option])
-    return declared.temperature
+    return bool(options[option]) if option and isinstance(options.get(option), bool) else declared.temperature

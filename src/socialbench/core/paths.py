@@ -1,13 +1,8 @@
-"""Where a command may write and what it may read, checked before it reads anything.
-
-* :func:`check_io`: no output is, holds or lies inside an input (links and ``..`` included), and every
-  output can be created; where an output lies is otherwise the user's choice.
-* :func:`resolve_inside` / :class:`MediaRoots`: paths named inside data stay inside their root.
-* :func:`special_file` / :func:`refuse_special`: FIFOs, devices and sockets, found without opening them.
-* :func:`remove_inside` / :func:`move_inside`: deletion and archiving only inside a root.
-* :class:`DiskFull`: no space left where a file is written (the writers of :mod:`socialbench.core.io`).
-
-Pure checks on paths; the only I/O is looking at what exists (``stat``, ``resolve``)."""
+"""Where a command may write and what it may read, checked before it reads anything (the only I/O is
+``stat`` and ``resolve``): :func:`check_io` (no output is, holds or lies inside an input, and every output
+can be created), :func:`resolve_inside` / :class:`MediaRoots` (paths named in data stay inside their root),
+:func:`refuse_special` (FIFOs, devices, sockets, found without opening them), :func:`remove_inside` /
+:func:`move_inside` (only inside a root), :class:`DiskFull` (no space left where a file is written)."""
 
 from __future__ import annotations
 
@@ -176,10 +171,6 @@ _OVERLAP_WHY = {
 }
 
 
-def _overlap_message(target: Path, what: str, how: str, inp: _Input) -> str:
-    return f"{target}: {what} {how} {inp.option} {inp.path}{_OVERLAP_WHY[how]} {_NOTHING}"
-
-
 def check_io(
     inputs: Mapping[str, PathArg],
     outputs: Mapping[str, PathArg],
@@ -219,9 +210,8 @@ def check_io(
                 else:
                     how = _overlap(target, inp)
                 if how is not None:
-                    raise ConfigError(
-                        _overlap_message(target, option if whole else f"{option} (its {target})", how, inp)
-                    )
+                    what = option if whole else f"{option} (its {target})"
+                    raise ConfigError(f"{target}: {what} {how} {inp.option} {inp.path}{_OVERLAP_WHY[how]} {_NOTHING}")
         for other_option, other in outs[:j]:
             if _same(path, other):
                 what = f"{option} twice" if option == other_option else f"{other_option} and {option}"
@@ -252,15 +242,6 @@ def check_io(
 
 
 # ---- paths named inside data ------------------------------------------------------------------------
-def _escape(roots: Sequence[Path], root_real: Path, lexical: Path, real: Path) -> str | None:
-    """How a path leaves its root: lexically (``leads``) or through a symlink; None if it does not."""
-    if not any(within(lexical, r) for r in roots):
-        return "leads"
-    if not within(real, root_real):
-        return "leads through a symlink"
-    return None
-
-
 def resolve_inside(
     root: str | Path,
     name: str | Path,
@@ -279,8 +260,9 @@ def resolve_inside(
     p = Path(text)  # taken as written: data never expands ``~`` or variables
     lexical = Path(os.path.normpath(p if p.is_absolute() else root_real / p))
     real = lexical.resolve() if p.is_absolute() else (root_real / p).resolve()
-    how = _escape((root_real, Path(os.path.abspath(root_path))), root_real, lexical, real)
-    if how is not None:
+    inside = any(within(lexical, r) for r in (root_real, Path(os.path.abspath(root_path))))
+    if not inside or not within(real, root_real):  # leaving it lexically, or through a symlink
+        how = "leads through a symlink" if inside else "leads"
         shown = text if len(text) <= 80 else text[:79] + "…"
         raise DataError(
             source,
@@ -339,8 +321,7 @@ DEFAULT_MEDIA_FOLDERS = ("data", ".dvc/cache")
 
 @dataclass(frozen=True)
 class MediaRoots:
-    """Where an instance's media may resolve: :data:`DEFAULT_MEDIA_FOLDERS` under ``root`` and params
-    ``media.allowed_roots``; relative media paths are relative to ``root``."""
+    """Where media may resolve: :data:`DEFAULT_MEDIA_FOLDERS` under ``root`` and params ``media.allowed_roots``."""
 
     root: Path
     allowed: tuple[Path, ...]

@@ -1,17 +1,15 @@
 """What a run will cost before it is made (``socialbench plan``): calls, cached calls, tokens, USD and wall
-time per (benchmark, model, run); docs/plan.md says how each is estimated.
-
-Each instance is replayed from the request cache as a resumed run would be (so a finished run plans 0
-new calls); from the first round not stored, :meth:`Method.call_bounds` bounds the rest. New calls'
-tokens are estimated (a tokenizer or chars/4, plus :func:`image_tokens`) and, once the run has stored
-calls, scaled by them. Pure: the stage passes a lookup (request -> stored (key, response) or None) and
-a token counter."""
+time per (benchmark, model, run); docs/plan.md says how each is estimated. Each instance is replayed from
+the request cache as a resumed run would be (a finished run plans 0 new calls); :meth:`Method.call_bounds`
+bounds the rest. Pure: the stage passes a lookup (request -> stored (key, response) or None) and a token
+counter (a tokenizer or chars/4, plus :func:`image_tokens`; scaled by the run's stored calls)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 from socialbench.core.backend import ImagePart, Request, Response, VideoPart
@@ -38,8 +36,7 @@ def chars_tokens(text: str) -> int:
 
 @dataclass(frozen=True)
 class TokenCounter:
-    """A request's input tokens: text by ``count``, each image ``per_image``, a native video
-    ``video_frames`` images; ``label`` names the estimate."""
+    """A request's input tokens: text by ``count``, ``per_image`` per image, ``video_frames`` per native video."""
 
     count: Callable[[str], int] = chars_tokens
     per_image: int = image_tokens(448)
@@ -65,16 +62,12 @@ class TokenCounter:
 
 
 class ReplayCache:
-    """A method's cache while a plan replays it: reads only; a search not stored stops the replay
-    (:class:`ReplayMiss`), and nothing is written."""
+    """A method's cache while a plan replays it: read-only; a search not stored stops the replay (ReplayMiss)."""
 
     replay_only = True
 
     def __init__(self, get: Callable[[str], Response | None]):
-        self._get = get
-
-    def get(self, key: str) -> Response | None:
-        return self._get(key)
+        self.get = get
 
     def put(self, *args: Any, **kwargs: Any) -> None:
         raise ReplayMiss("a plan stores nothing")
@@ -85,8 +78,8 @@ class ReplayCache:
 
 @dataclass
 class InstancePlan:
-    """One instance: calls (fewest, most), stored ones with their tokens (reported and estimated, for
-    calibration), the built but unstored (``known``) with estimates, and how many more beyond them."""
+    """One instance: calls (fewest, most), stored ones with their tokens (reported and estimated), built but
+    unstored ones (``known``) with estimates, and how many more beyond them."""
 
     calls_min: int = 0
     calls_max: int = 0
@@ -120,8 +113,7 @@ def plan_instance(
     counter: TokenCounter,
     local: Callable[[Request], Response | None] | None = None,
 ) -> InstancePlan:
-    """Replay ``instance`` from the cache as far as it is stored, then bound the rest. ``local``: answers
-    without a model call, counted as calls of the run but never as new."""
+    """Replay ``instance`` from the cache as far as stored, then bound the rest; ``local`` answers count as calls."""
     out = method.step(instance, [])
     plan = InstancePlan()
     if isinstance(out, Final):
@@ -130,10 +122,9 @@ def plan_instance(
     estimates: list[int] = []  # of every request built so far (the mean prices calls not yet built)
     budgets: list[int] = []  # their max_tokens
     rounds: list[list[Exchange]] = []
-    missing: list[Request] = []
     while True:
         exchanges = []
-        missing = []
+        missing: list[Request] = []
         for request in out:
             est = counter(request)
             estimates.append(est)
@@ -221,13 +212,10 @@ def run_plan(
     concurrency: int,
 ) -> RunPlan:
     """The instances' plans summed into the run's row."""
-    cached = sum(p.cached for p in plans)
-    cached_in = sum(p.cached_input for p in plans)
-    cached_out = sum(p.cached_output for p in plans)
-    cached_est = sum(p.cached_estimate for p in plans)
-    new_min = sum(p.new_min for p in plans)
-    new_max = sum(p.new_max for p in plans)
-    known_in = sum(p.known_input for p in plans)
+    summed = ("cached", "cached_input", "cached_output", "cached_estimate", "new_min", "new_max", "known_input")
+    cached, cached_in, cached_out, cached_est, new_min, new_max, known_in = (
+        sum(getattr(p, f) for p in plans) for f in summed
+    )
     if cached:
         # calibrated by the run's stored calls: built requests scaled by stored / estimated tokens,
         # calls not yet built and every output at the stored mean per call
@@ -303,30 +291,12 @@ def _over(what: str, calls: int, cost: float | None, max_calls: int | None, max_
     return out
 
 
-@dataclass
-class Totals:
-    runs: int
-    calls_min: int
-    calls_max: int
-    cached: int
-    new_calls_min: int
-    new_calls_max: int
-    input_tokens: int
-    output_tokens: int
-    cost_usd: float | None
-    cost_unknown_runs: int
-    wall_s: float | None
-    wall_unknown_runs: int
-
-
-def totals(rows: Sequence[RunPlan]) -> Totals:
-    """Every row summed; cost and wall time over the rows that know theirs (counting those that do not). Wall
-    time adds up: an upper bound, as jobs may run side by side."""
+def totals(rows: Sequence[RunPlan]) -> SimpleNamespace:
+    """Every row summed; cost and wall time over the rows that know theirs (wall time adds up: an upper bound)."""
     costs = [r.cost_usd for r in rows if r.cost_usd is not None]
     walls = [r.wall_s for r in rows if r.wall_s is not None]
     summed = ("calls_min", "calls_max", "cached", "new_calls_min", "new_calls_max", "input_tokens", "output_tokens")
-    return Totals(
-        runs=len(rows),
+    return SimpleNamespace(
         **{f: sum(getattr(r, f) for r in rows) for f in summed},
         cost_usd=round(sum(costs), 6) if costs else None,
         cost_unknown_runs=len(rows) - len(costs),
@@ -351,9 +321,7 @@ def budget_warnings(rows: Sequence[RunPlan], budget: Budget) -> list[str]:
 
 
 def _num(value: float | int | None, digits: int = 0) -> str:
-    if value is None:
-        return "unknown"
-    return f"{value:,.{digits}f}"
+    return "unknown" if value is None else f"{value:,.{digits}f}"
 
 
 def _range(lo: int, hi: int) -> str:

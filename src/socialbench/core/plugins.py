@@ -1,11 +1,7 @@
-"""The one registry type behind every plug-in kind: backends, retrievers, benchmarks and their methods,
-raw sources and the ``socialbench`` commands.
-
-A :class:`Registry` maps a name to a class (or an object that is an instance of its base): registered
-directly, or an :data:`Entry` ``(module, class, extra)`` imported on first use (one provider's optional
-dependency never burdens another; a failed import names the extra). *Sources* (callables giving
-``{name: Entry}``) are asked on a miss: benchmarks contribute backends, and packages and method modules
-are found on disk, this way."""
+"""The one registry type behind every plug-in kind (backends, retrievers, benchmarks, methods, raw sources,
+commands): a :class:`Registry` maps a name to a class (or an instance of its base), registered directly or
+as an :data:`Entry` ``(module, class, extra)`` imported on first use, so one provider's optional dependency
+never burdens another. *Sources* (callables giving ``{name: Entry}``) are asked on a miss."""
 
 from __future__ import annotations
 
@@ -55,7 +51,6 @@ class Registry(Generic[T]):
         self.classes: dict[str, type[T]] = {}
         self.sources: list[Source] = []
 
-    # ---- registering ---------------------------------------------------------------------------
     def add(self, name: str, module: str, cls_name: str, extra: str | None = None) -> None:
         """Register ``name`` lazily, by import path."""
         self.entries[name] = (module, cls_name, extra)
@@ -70,7 +65,6 @@ class Registry(Generic[T]):
         if source not in self.sources:
             self.sources.append(source)
 
-    # ---- looking up ----------------------------------------------------------------------------
     def contributed(self) -> dict[str, Entry]:
         out: dict[str, Entry] = {}
         for source in self.sources:
@@ -85,13 +79,11 @@ class Registry(Generic[T]):
 
     def entry(self, name: str) -> Entry | None:
         """The lazy entry of ``name`` (None for a class registered directly, or unknown)."""
-        if name in self.entries:
-            return self.entries[name]
-        return self.contributed().get(name)
+        return self.entries[name] if name in self.entries else self.contributed().get(name)
 
     def options_schema(self, name: str) -> dict | None:
-        """The JSON schema of plug-in ``name``'s options, or None: a class's ``options_schema``, or
-        ``<module>.options.json`` read without importing the module (checking params loads no SDK)."""
+        """Plug-in ``name``'s options schema, or None: a class's ``options_schema``, or ``<module>.options.json``
+        read without importing the module (checking params loads no SDK)."""
         if name in self.classes:
             return getattr(self.classes[name], "options_schema", None)
         entry = self.entry(name)

@@ -1,9 +1,8 @@
 """What this project knows of other processes on its host (Linux ``/proc``), and which it may signal.
 
-A record of a process (a model server, a cache claim, a tracking run's owner) keeps its pid and start
-time (:func:`process_started`), so a reused pid is not taken for it. :func:`signal_refusal` refuses pids
-0, -1, 1, the caller and its group, and numbers that cannot be pids. Without ``/proc`` nothing can be
-proven, so nothing is signalled by a record."""
+A record of a process keeps its pid and start time (:func:`process_started`), so a reused pid is not taken
+for it; :func:`signal_refusal` refuses pids 0, -1, 1, the caller and its group. Without ``/proc`` nothing
+can be proven, so nothing is signalled by a record."""
 
 from __future__ import annotations
 

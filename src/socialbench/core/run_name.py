@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-#: The separator between a name's parts.
 SEP = "__"
 #: The part naming an order run's option order (``order<k>``, k >= 1); no ablation may look like it.
 ORDER_PREFIX = "order"

@@ -1,8 +1,6 @@
 """The generic multi-round runner: method rounds -> request cache -> backend -> traces and records.
-
-Round k of every instance in flight goes out together (``complete_many``, bounded by concurrency).
-Every call is stored on arrival, so a killed run resumes by replaying finished rounds from the cache
-and repeats only the calls that were in flight."""
+Round k of every instance in flight goes out together; every call is stored on arrival, so a killed run
+resumes by replaying finished rounds from the cache."""
 
 from __future__ import annotations
 
@@ -137,17 +135,11 @@ def run_requests(
     progress: bool = True,
     desc: str | None = None,
 ) -> tuple[list[Response], list[str]]:
-    """(responses, cache keys): hits from the cache, misses through the backend, stored on arrival. A miss
-    another process is calling now is waited for (:meth:`RequestCache.share_calls`) and counts as a hit."""
-    responses: list[Response | None] = [None] * len(requests)
+    """(responses, cache keys): hits from the cache, misses through the backend, stored on arrival; a miss
+    another process is calling is waited for (:meth:`RequestCache.share_calls`) and counts as a hit."""
     keys = [cache_key(identity, r) for r in requests]
-    todo = []
-    for i, key in enumerate(keys):
-        hit = cache.get(key)
-        if hit is not None:
-            responses[i] = hit
-        else:
-            todo.append(i)
+    responses: list[Response | None] = [cache.get(key) for key in keys]
+    todo = [i for i, hit in enumerate(responses) if hit is None]
     stats.requests += len(requests)
     stats.cache_hits += len(requests) - len(todo)
     stats.cache_misses += len(todo)
@@ -184,8 +176,8 @@ _JSON = json.JSONDecoder()
 
 
 def json_form(text: str) -> str:
-    """``lone_object`` (one JSON object alone: an enforced constraint), ``object_then_text``,
-    ``object_inside`` (after a fence or preamble) or ``no_object`` (cut short, or prose)."""
+    """``lone_object`` (an enforced constraint), ``object_then_text``, ``object_inside`` (after a fence or
+    preamble) or ``no_object`` (cut short, or prose)."""
     stripped = text.strip()
     start = 0
     while (start := stripped.find("{", start)) >= 0:
@@ -220,8 +212,7 @@ def _account(
         stats.errors += 1
         if len(stats.error_examples) < 5:
             stats.error_examples.setdefault(instance_id, resp.error)
-    if resp.truncated:
-        stats.truncated += 1
+    stats.truncated += resp.truncated
     stats.input_tokens += resp.input_tokens
     stats.output_tokens += resp.output_tokens
     stats.latency_s += 0.0 if resp.cached else resp.latency_s
@@ -276,11 +267,7 @@ def media_outside(requests: Sequence[Request], roots: MediaRoots) -> str | None:
 
 
 def _step(
-    method: Method,
-    inst: dict[str, Any],
-    rounds: list[list[Exchange]],
-    source: str,
-    roots: MediaRoots | None = None,
+    method: Method, inst: dict[str, Any], rounds: list[list[Exchange]], source: str, roots: MediaRoots | None = None
 ) -> list[Request] | Final:
     try:
         out = method.step(inst, rounds)
@@ -323,13 +310,11 @@ def run_method(
     trace_pointer: str | None = None,
     media_roots: MediaRoots | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], RunStats]:
-    """(prediction records, traces, run accounting), records and traces sorted by id.
-
-    The first round is built before the backend starts: a bad instance (a DataError naming ``source``,
-    record and field) or a part the backend cannot take stops the run before any model loads or call.
-    ``backend``: None creates and closes one; a Backend or a function of the context is the caller's to
-    close (methods share a loaded model). ``trace_pointer``: the trace file records point at.
-    ``media_roots``: where media may lie (elsewhere: a DataError before anything is sent)."""
+    """(prediction records, traces, run accounting), records and traces sorted by id. The first round is built
+    before the backend starts: a bad instance (a DataError naming ``source``, record and field), media outside
+    ``media_roots`` or a part the backend cannot take stops the run before any model loads. ``backend``: None
+    creates and closes one; a Backend, or a function of the context, is the caller's to close (methods share a
+    loaded model). ``trace_pointer``: the trace file records point at."""
     start = time.perf_counter()
     stats = RunStats()
     n = len(instances)
@@ -361,17 +346,10 @@ def run_method(
                             finals[i] = Final(error=f"method {method.name} did not answer within {MAX_ROUNDS} rounds")
                         break
                     flat = [(i, r) for i, reqs in asks.items() for r in reqs]
-                    check_requests(backend, [r for _, r in flat])
-                    responses, keys = run_requests(
-                        backend,
-                        [r for _, r in flat],
-                        cache,
-                        identity,
-                        spec.name,
-                        stats,
-                        progress,
-                        desc=f"{spec.name}/{method.name} round {stats.rounds + 1}",
-                    )
+                    requests = [r for _, r in flat]
+                    check_requests(backend, requests)
+                    desc = f"{spec.name}/{method.name} round {stats.rounds + 1}"
+                    responses, keys = run_requests(backend, requests, cache, identity, spec.name, stats, progress, desc)
                     got: dict[int, list[Exchange]] = {}
                     for (i, req), resp, key in zip(flat, responses, keys):
                         # the cache keeps the raw text; every method gets the answer without the reasoning

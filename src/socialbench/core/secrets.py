@@ -10,61 +10,20 @@ from typing import Any
 #: it IS one of these or its last word is one of SECRET_LAST_WORDS; a word elsewhere does not count ("stop_token_ids").
 #: ``*_env`` names are checked by value (:func:`secret_fields`).
 SECRET_NAMES = frozenset(
-    {
-        "key",
-        "apikey",
-        "api_key",
-        "x_api_key",
-        "token",
-        "access_token",
-        "auth_token",
-        "auth",
-        "secret",
-        "password",
-        "passwd",
-        "pwd",
-        "passphrase",
-        "credential",
-        "credentials",
-        "authorization",
-        "proxy_authorization",
-        "bearer",
-        "cookie",
-        "cookies",
-        "set_cookie",
-    }
+    (
+        "key apikey api_key x_api_key token access_token auth_token auth secret password passwd pwd passphrase"
+        " credential credentials authorization proxy_authorization bearer cookie cookies set_cookie"
+    ).split()
 )
 SECRET_LAST_WORDS = frozenset(
-    {
-        "key",
-        "apikey",
-        "token",
-        "secret",
-        "password",
-        "passwd",
-        "pwd",
-        "passphrase",
-        "credential",
-        "credentials",
-        "authorization",
-        "bearer",
-        "cookie",
-        "cookies",
-    }
+    (
+        "key apikey token secret password passwd pwd passphrase credential credentials authorization bearer"
+        " cookie cookies"
+    ).split()
 )
 #: Names that end like a secret but are request parameters (prompt-cache keys, special tokens).
 NOT_SECRET_NAMES = frozenset(
-    {
-        "prompt_cache_key",
-        "cache_key",
-        "bos_token",
-        "eos_token",
-        "pad_token",
-        "unk_token",
-        "sep_token",
-        "cls_token",
-        "mask_token",
-    }
+    "prompt_cache_key cache_key bos_token eos_token pad_token unk_token sep_token cls_token mask_token".split()
 )
 #: What an environment variable's name looks like (the value of ``api_key_env`` and other ``*_env``).
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -138,8 +97,7 @@ REDACTED = "***"
 
 
 def is_secret_param(name: str) -> bool:
-    lowered = name.lower()
-    return any(part in lowered for part in SECRET_PARAM_PARTS)
+    return any(part in name.lower() for part in SECRET_PARAM_PARTS)
 
 
 def _redact_params(text: str) -> str:
@@ -160,11 +118,7 @@ def redact_url(url: str, *, whole_query: bool = False) -> str:
     if scheme_end < 0:
         return _redact_params(text) if "=" in text and "?" not in text else _redact_query(text)
     start = scheme_end + 3
-    end = len(text)
-    for sep in "/?#":
-        at = text.find(sep, start)
-        if at >= 0:
-            end = min(end, at)
+    end = min([at for at in (text.find(sep, start) for sep in "/?#") if at >= 0], default=len(text))
     netloc = text[start:end]
     if "@" in netloc:
         netloc = REDACTED + "@" + netloc.rsplit("@", 1)[1]
@@ -189,6 +143,4 @@ def url_has_secret(url: str) -> bool:
 def redact_text(text: str) -> str:
     """Free text with every URL in it redacted."""
     text = str(text)
-    if "://" not in text:
-        return text
-    return URL_IN_TEXT.sub(lambda m: redact_url(m[0]), text)
+    return text if "://" not in text else URL_IN_TEXT.sub(lambda m: redact_url(m[0]), text)

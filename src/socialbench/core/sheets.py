@@ -1,9 +1,6 @@
-"""Sheets (CSV/TSV that people fill in or sources ship): the one reader every import uses, refusing the
-same mistakes the same way, naming file, line (where the row starts) and column.
-
-* :func:`csv_rows`: a header (no column twice), then rows of the header's width.
-* :func:`distinct_sheets`: one file given in two roles (agreement on it would be meaningless).
-* :func:`rows_match`: the rows are exactly the items the sheet was exported for."""
+"""Sheets (CSV/TSV that people fill in or sources ship): the one reader every import uses, naming file, line
+(where the row starts) and column: :func:`csv_rows` (a header, no column twice, then rows of its width),
+:func:`distinct_sheets` (no file in two roles), :func:`rows_match` (exactly the items exported)."""
 
 from __future__ import annotations
 
@@ -37,16 +34,11 @@ def csv_rows(
         raise DataError(source, "empty file: expected a header line") from None
     except csv.Error as exc:
         raise DataError(source, f"unreadable header: {exc}", record="line 1 (header)") from None
-    seen: set[str] = set()
-    for h in header:
-        if h and h in seen:
-            raise DataError(
-                source,
-                f"the column {h!r} is in the header twice: which one is meant?",
-                record="line 1 (header)",
-                field=h,
-            )
-        seen.add(h)
+    twice = next((h for i, h in enumerate(header) if h and h in header[:i]), None)
+    if twice is not None:
+        raise DataError(
+            source, f"the column {twice!r} is in the header twice: which one is meant?", "line 1 (header)", twice
+        )
     missing = [c for c in required if c not in header]
     if missing:
         raise DataError(
@@ -58,29 +50,25 @@ def csv_rows(
         )
     rows = []
     start = reader.line_num + 1
-    while True:
-        try:
-            fields = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as exc:
-            raise DataError(source, f"malformed row: {exc}", record=f"line {start}") from None
-        line, start = start, reader.line_num + 1
-        if not fields or all(not f.strip() for f in fields):
-            continue
-        if len(fields) > len(header) or (exact and len(fields) != len(header)):
-            raise DataError(
-                source,
-                f"expected {len(header)} fields ({delimiter!r}-separated), got {len(fields)}",
-                record=f"line {line}",
-            )
-        rows.append((line, dict(zip(header, fields + [""] * (len(header) - len(fields))))))
+    try:
+        for fields in reader:
+            line, start = start, reader.line_num + 1
+            if not fields or all(not f.strip() for f in fields):
+                continue
+            if len(fields) > len(header) or (exact and len(fields) != len(header)):
+                raise DataError(
+                    source,
+                    f"expected {len(header)} fields ({delimiter!r}-separated), got {len(fields)}",
+                    record=f"line {line}",
+                )
+            rows.append((line, dict(zip(header, fields + [""] * (len(header) - len(fields))))))
+    except csv.Error as exc:
+        raise DataError(source, f"malformed row: {exc}", record=f"line {start}") from None
     return header, rows
 
 
 def distinct_sheets(sheets: Iterable[tuple[str, str | os.PathLike[str]]]) -> None:
-    """Refuse one file (by path or link) in two (role, path) roles; identical bytes in two files are
-    allowed (annotators who agree). Missing files are left to the reader."""
+    """Refuse one file (by path or link) in two roles; identical bytes in two files are allowed."""
     seen: dict[tuple[int, int], tuple[str, Path]] = {}
     for role, path in sheets:
         p = Path(path)
@@ -98,8 +86,7 @@ def distinct_sheets(sheets: Iterable[tuple[str, str | os.PathLike[str]]]) -> Non
 
 
 def rows_match(source: str, rows: Mapping[str, int], items: Iterable[str], what: str = "the exported items") -> None:
-    """The sheet's rows ({item id: line}) are exactly ``items``: a stray row names its line; a missing item
-    is named with how many are missing."""
+    """The sheet's rows ({item id: line}) are exactly ``items``: a stray or missing one is named."""
     expected = list(items)
     wanted = set(expected)
     for iid, line in rows.items():

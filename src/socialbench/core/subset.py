@@ -1,15 +1,12 @@
 """A reproducible, stratified sample of a benchmark's instances (params ``<benchmark>.subset``), to check a
-model, prompt or cost before the full run.
-
-Each stratum (``Benchmark.subset_stratum``) gets ``n * size / total`` instances rounded down, the rest
-going to the largest remainders (ties: the name); within it, the smallest ``sha256("<seed>:<id>")``
-are taken. The choice never depends on the file's order, and requests are the full run's own, so the
-full run afterwards finds the subset's calls in the cache. Pure."""
+model, prompt or cost before the full run. Each stratum gets ``n * size / total`` instances rounded down,
+the rest going to the largest remainders (ties: the name); within it, the smallest ``sha256("<seed>:<id>")``
+are taken, whatever the file's order. Requests are the full run's own, so it finds their calls cached. Pure."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from socialbench.core.hashing import sha256_bytes
@@ -17,8 +14,7 @@ from socialbench.core.hashing import sha256_bytes
 
 @dataclass(frozen=True)
 class SubsetInfo:
-    """What a subset run ran: ``n`` asked, ``seed``, ``total`` and ``taken`` instances, per stratum
-    (``strata``: name -> [taken, of]); ``by`` names the stratum."""
+    """What a subset run ran: ``n`` asked, ``seed``, ``total``, ``taken``, ``strata`` (name -> [taken, of])."""
 
     n: int
     seed: int
@@ -33,14 +29,7 @@ class SubsetInfo:
         return self.taken == self.total
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "n": self.n,
-            "seed": self.seed,
-            "total": self.total,
-            "taken": self.taken,
-            "by": self.by,
-            "strata": {k: list(v) for k, v in self.strata.items()},
-        }
+        return asdict(self)
 
     def note(self) -> str:
         """The line printed under every table of a subset run."""
@@ -76,11 +65,7 @@ def rank(seed: int, instance_id: str) -> str:
 
 
 def stratified_subset(
-    instances: Sequence[dict[str, Any]],
-    n: int,
-    seed: int,
-    stratum: Callable[[dict[str, Any]], str],
-    by: str = "",
+    instances: Sequence[dict[str, Any]], n: int, seed: int, stratum: Callable[[dict[str, Any]], str], by: str = ""
 ) -> tuple[list[dict[str, Any]], SubsetInfo]:
     """The subset of ``instances`` (in their order) and what it is. ``n`` >= 1."""
     if n < 1:

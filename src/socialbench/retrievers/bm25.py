@@ -1,17 +1,10 @@
 """``bm25``: an offline BM25 retriever over a local corpus folder (``bm25s``, extra ``retrieval``).
 
-The corpus is every ``.txt``, ``.md`` and ``.jsonl`` file under ``options.corpus``, in relative-path
-order. Only regular files inside the folder are read: a link out of it, or a FIFO, device or socket, is
-an error naming it before anything is read (another file's text, a secret perhaps, would reach prompts
-and the cache). Files are UTF-8 (else an error naming file and byte offset). Text and Markdown split
-into passages at blank lines, a lone ``# Title`` block titling those after it; JSON lines hold
-``{"text"[, "id", "title", "source"]}``. Ids are ``<relative path>#<n or id>``.
-
-Fixed settings (lower-cased words of 2+ characters, English stop words out, no stemming, Lucene's BM25)
-make the same corpus give the same index; ties are broken by passage id. A passage over
-:data:`MAX_PASSAGE_CHARS` is split at word boundaries (``<id>~1``, ...), logged, and the limit joins
-the identity, so searches cached under another limit are not reused.
-"""
+The corpus is every ``.txt``, ``.md`` and ``.jsonl`` file under ``options.corpus``; a link out of the folder,
+or a FIFO, device or socket, is an error before anything is read (another file's text would reach prompts).
+Text and Markdown split into passages at blank lines, a lone ``# Title`` block titling those after it; JSON
+lines hold ``{"text"[, "id", "title", "source"]}``; ids are ``<relative path>#<n or id>``. A passage over
+:data:`MAX_PASSAGE_CHARS` is split (``<id>~1``, ...), and the limit joins the identity."""
 
 from __future__ import annotations
 
@@ -23,7 +16,7 @@ from typing import Any
 
 from socialbench.core.errors import ConfigError, DataError
 from socialbench.core.hashing import sha256_file, sha256_json
-from socialbench.core.io import decode_utf8, read_file_bytes, read_jsonl_lines
+from socialbench.core.io import read_file_text, read_jsonl_lines
 from socialbench.core.paths import special_file, special_problem, within
 from socialbench.core.retrieval import Passage, Retriever
 
@@ -34,8 +27,7 @@ OPTIONS = {"corpus", "k1", "b"}
 JSONL_KEYS = {"text", "id", "title", "source"}
 #: A Markdown heading (``#`` to ``######``, then a space): "#tag text" is a hashtag, not a heading.
 HEADING = re.compile(r"^#{1,6}\s+(?P<title>\S.*)$")
-#: Longest passage, in characters: a longer one is split (module docstring). About 1,000 tokens, so k
-#: passages of a prompt stay far below a model's context however a corpus file is laid out.
+#: Longest passage in characters (about 1,000 tokens: k passages stay far below a model's context).
 MAX_PASSAGE_CHARS = 4000
 
 
@@ -43,10 +35,7 @@ def _outside(entry: Path, root: Path) -> DataError:
     """The error for a link in the corpus that leads out of it (or to nothing)."""
     target = entry.resolve()
     how = f"links to {target}, outside the corpus folder" if target.exists() else "is a symlink to nothing"
-    return DataError(
-        str(entry),
-        f"{how}; refused so that no other file is read (copy the file into {root} instead)",
-    )
+    return DataError(str(entry), f"{how}; refused so that no other file is read (copy the file into {root} instead)")
 
 
 def corpus_files(folder: Path) -> list[Path]:
@@ -74,8 +63,7 @@ def corpus_files(folder: Path) -> list[Path]:
 
 
 def _pieces(text: str, limit: int) -> list[str]:
-    """``text`` (whitespace folded) cut at spaces into pieces of at most ``limit`` characters; a word
-    longer than ``limit`` is cut where the limit falls (pure)."""
+    """``text`` cut at spaces into pieces of at most ``limit`` characters (a longer word where it falls)."""
     pieces: list[str] = []
     current = ""
     for word in text.split(" "):
@@ -95,8 +83,7 @@ def _pieces(text: str, limit: int) -> list[str]:
 
 
 def split_long(passages: list[Passage], limit: int = MAX_PASSAGE_CHARS) -> tuple[list[Passage], list[str]]:
-    """The passages with each one longer than ``limit`` characters split (``<id>~1``, ``<id>~2``, ...),
-    and a line for each passage split (pure)."""
+    """The passages with each longer than ``limit`` split (``<id>~1``, ...), and a note per split (pure)."""
     out: list[Passage] = []
     notes: list[str] = []
     for p in passages:
@@ -142,14 +129,8 @@ def jsonl_passages(path: Path, rel: str) -> list[Passage]:
         for key in ("id", "title", "source"):
             if key in rec and not (isinstance(rec[key], str) and rec[key].strip()):
                 raise DataError(str(path), "must be a non-empty string or absent", record=where, field=key)
-        out.append(
-            Passage(
-                doc_id=f"{rel}#{rec.get('id', jl.line)}",
-                text=" ".join(rec["text"].split()),
-                title=rec.get("title"),
-                source=rec.get("source", rel),
-            )
-        )
+        text = " ".join(rec["text"].split())
+        out.append(Passage(f"{rel}#{rec.get('id', jl.line)}", text, rec.get("title"), rec.get("source", rel)))
     return out
 
 
@@ -166,8 +147,7 @@ def rank(scores: list[float], ids: list[str], k: int) -> list[int]:
 
 
 class BM25Retriever(Retriever):
-    """BM25 over a local corpus folder (options: ``corpus``, the folder; ``k1``, default 1.5; ``b``,
-    default 0.75)."""
+    """BM25 over a local corpus folder (options ``corpus``, ``k1`` default 1.5, ``b`` default 0.75)."""
 
     def __init__(self, options: dict[str, Any] | None = None, where: str = "retrieval"):
         super().__init__(options, where)
@@ -188,10 +168,7 @@ class BM25Retriever(Retriever):
                 else "no such folder"
             )
             raise ConfigError(f"{where}.options.corpus: {corpus}: {what}")
-        for key, default in (("k1", 1.5), ("b", 0.75)):
-            value = self.options.get(key, default)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                raise ConfigError(f"{where}.options.{key}: expected a number >= 0, got {value!r}")
+        k1, b = float(self.number_option("k1", 1.5)), float(self.number_option("b", 0.75))
         files = corpus_files(self.folder)
         self.passages: list[Passage] = []
         hashes = []
@@ -201,7 +178,7 @@ class BM25Retriever(Retriever):
             if path.suffix == ".jsonl":
                 self.passages += jsonl_passages(path, rel)
             else:
-                self.passages += text_passages(decode_utf8(read_file_bytes(path, "corpus file"), str(path)), rel)
+                self.passages += text_passages(read_file_text(path, "corpus file"), rel)
         if not self.passages:
             raise ConfigError(f"{where}.options.corpus: {corpus}: no passages in its {', '.join(SUFFIXES)} files")
         self.passages, self.split_notes = split_long(self.passages)
@@ -215,7 +192,7 @@ class BM25Retriever(Retriever):
         self._ids = ids
         import bm25s
 
-        self._index = bm25s.BM25(k1=float(self.options.get("k1", 1.5)), b=float(self.options.get("b", 0.75)))
+        self._index = bm25s.BM25(k1=k1, b=b)
         self._index.index(
             _tokenize([p.text if not p.title else f"{p.title} {p.text}" for p in self.passages]), show_progress=False
         )

@@ -1,13 +1,10 @@
-"""``web``: a web-search client for the Brave Search API (``GET /res/v1/web/search``), standard library only.
+"""``web``: a Brave Search API client (``GET /res/v1/web/search``), standard library only.
 
-The key comes from the environment (``options.api_key_env``, default ``BRAVE_SEARCH_API_KEY``; missing:
-a ConfigError before any call), goes only in ``X-Subscription-Token`` to ``options.base_url``'s host
-(redirects are not followed), and is no part of the identity, cache or messages. The Brave key goes
-only to the Brave API (:data:`KEY_HOSTS`) unless params name a variable for another host
-(docs/security.md, "Secrets"). Options are checked when params load (``web.options.json``); a
-``Retry-After`` over ``max_wait_s`` stops the run at once, naming the host (the quota is spent).
-A web search is not deterministic: the request cache keeps each answer, so a rerun replays it.
-"""
+The key comes from the environment (``options.api_key_env``, default ``BRAVE_SEARCH_API_KEY``; missing: a
+ConfigError before any call), goes only in ``X-Subscription-Token`` to the Brave API (:data:`KEY_HOSTS`) or a
+host params name a variable for (docs/security.md, "Secrets"), never through a redirect, and is no part of the
+identity, cache or messages. A ``Retry-After`` over ``max_wait_s`` stops the run (the quota is spent). The
+request cache keeps each answer, so a rerun replays it."""
 
 from __future__ import annotations
 
@@ -29,21 +26,11 @@ from socialbench.core.secrets import ENV_NAME, redact_url
 
 BASE_URL = "https://api.search.brave.com/res/v1/web/search"
 DEFAULT_KEY_ENV = "BRAVE_SEARCH_API_KEY"
-OPTIONS = {
-    "api_key_env",
-    "base_url",
-    "country",
-    "search_lang",
-    "safesearch",
-    "timeout_s",
-    "max_retries",
-    "max_wait_s",
-    "max_consecutive_failures",
-}
 #: The defaults of the waiting options (the ceilings of docs/security.md, "Waits").
 TIMEOUT_S, MAX_RETRIES, MAX_WAIT_S, FAIL_AFTER = 30.0, 3, 60.0, 5
 #: Options that change what comes back (the rest change how it is fetched): the identity's settings hash.
 RESULT_OPTIONS = ("base_url", "country", "search_lang", "safesearch")
+OPTIONS = {"api_key_env", *RESULT_OPTIONS, "timeout_s", "max_retries", "max_wait_s", "max_consecutive_failures"}
 #: The API's most results per request.
 MAX_COUNT = 20
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
@@ -89,21 +76,14 @@ def retry_after_s(value: str | None, now: float | None = None) -> float | None:
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
-def _number(options: dict[str, Any], key: str, default: float, where: str, *, whole: bool, least: float) -> Any:
-    """Option ``key`` (or its default), a number >= ``least`` (a whole one when ``whole``)."""
-    value = options.get(key, default)
-    kind = "a whole number" if whole else "a number"
-    if isinstance(value, bool) or not isinstance(value, int if whole else (int, float)) or value < least:
-        raise ConfigError(f"{where}.options.{key}: expected {kind} >= {least:g}, got {value!r}")
-    return value
-
-
 def _error_detail(raw: bytes) -> str:
+    """``": <the API's detail>"`` of an error answer, or ""."""
     try:
         err = json.loads(raw.decode("utf-8")).get("error") or {}
-        return str(err.get("detail") or err.get("code") or "")[:200]
+        detail = str(err.get("detail") or err.get("code") or "")[:200]
     except (ValueError, AttributeError, UnicodeDecodeError):
         return ""
+    return f": {detail}" if detail else ""
 
 
 class BraveSearchRetriever(Retriever):
@@ -133,10 +113,10 @@ class BraveSearchRetriever(Retriever):
             )
         if self.options.get("safesearch", "moderate") not in ("off", "moderate", "strict"):
             raise ConfigError(f"{where}.options.safesearch: one of off, moderate, strict")
-        self.timeout_s = float(_number(self.options, "timeout_s", TIMEOUT_S, where, whole=False, least=0.1))
-        self.max_retries = int(_number(self.options, "max_retries", MAX_RETRIES, where, whole=True, least=0))
-        self.max_wait_s = float(_number(self.options, "max_wait_s", MAX_WAIT_S, where, whole=False, least=0))
-        self.fail_after = int(_number(self.options, "max_consecutive_failures", FAIL_AFTER, where, whole=True, least=1))
+        self.timeout_s = float(self.number_option("timeout_s", TIMEOUT_S, least=0.1))
+        self.max_retries = int(self.number_option("max_retries", MAX_RETRIES, whole=True))
+        self.max_wait_s = float(self.number_option("max_wait_s", MAX_WAIT_S))
+        self.fail_after = int(self.number_option("max_consecutive_failures", FAIL_AFTER, whole=True, least=1))
         key = os.environ.get(env, "")
         if not key.strip():
             raise ConfigError(
@@ -154,20 +134,13 @@ class BraveSearchRetriever(Retriever):
         config = {k: self.options[k] for k in RESULT_OPTIONS if k in self.options}
         return {"retriever": self.name, "config_sha256": sha256_json(config), "corpus_sha256": None}
 
-    def _url(self, query: str, k: int) -> str:
-        params: dict[str, Any] = {"q": query, "count": max(1, min(int(k), MAX_COUNT)), "text_decorations": "false"}
-        for opt in ("country", "search_lang", "safesearch"):
-            if opt in self.options:
-                params[opt] = self.options[opt]
-        return f"{self.base_url}?{urllib.parse.urlencode(params)}"
-
     def search(self, query: str, k: int) -> list[Passage]:
         if k < 1 or not query.strip():
             return []
-        url = self._url(query, k)
-        request = urllib.request.Request(
-            url, headers={"Accept": "application/json", "X-Subscription-Token": self._key}, method="GET"
-        )
+        params: dict[str, Any] = {"q": query, "count": max(1, min(int(k), MAX_COUNT)), "text_decorations": "false"}
+        params |= {opt: self.options[opt] for opt in ("country", "search_lang", "safesearch") if opt in self.options}
+        headers = {"Accept": "application/json", "X-Subscription-Token": self._key}
+        request = urllib.request.Request(f"{self.base_url}?{urllib.parse.urlencode(params)}", headers=headers)
         if urllib.parse.urlsplit(request.full_url).hostname != self.host:  # pragma: no cover (defensive)
             raise RetrievalError(f"web search: refusing to send the key to another host than {self.host}")
         for attempt in range(self.max_retries + 1):
@@ -181,9 +154,7 @@ class BraveSearchRetriever(Retriever):
                 detail = _error_detail(exc.read() or b"")
                 if exc.code in (401, 403):
                     raise ConfigError(
-                        f"{self.where}: the Brave Search API key was refused by {self.host} (HTTP {exc.code}"
-                        + (f": {detail}" if detail else "")
-                        + ")"
+                        f"{self.where}: the Brave Search API key was refused by {self.host} (HTTP {exc.code}{detail})"
                     ) from None
                 if 300 <= exc.code < 400:
                     raise RetrievalError(
@@ -191,8 +162,7 @@ class BraveSearchRetriever(Retriever):
                     ) from None
                 after = retry_after_s(exc.headers.get("Retry-After") if exc.headers else None)
                 if after is not None and after > self.max_wait_s and (exc.code == 429 or exc.code >= 500):
-                    # The service says when it will answer again; a run that waits that long holds
-                    # its jobs (and a cluster allocation) for nothing.
+                    # waiting that long would hold the run's jobs (and a cluster allocation) for nothing
                     raise SearchesStopped(
                         f"web search: {self.host} answered HTTP {exc.code} and asks to wait {after:.0f} s"
                         f" (Retry-After), longer than {self.where}.options.max_wait_s ({self.max_wait_s:g} s):"
@@ -200,9 +170,7 @@ class BraveSearchRetriever(Retriever):
                         " the request cache), or raise max_wait_s to wait inside the run"
                     ) from None
                 if exc.code != 429 and exc.code < 500 or attempt == self.max_retries:
-                    raise RetrievalError(
-                        f"web search: HTTP {exc.code} from {self.host}" + (f": {detail}" if detail else "")
-                    ) from None
+                    raise RetrievalError(f"web search: HTTP {exc.code} from {self.host}{detail}") from None
                 if after is not None:
                     wait = after
             except (urllib.error.URLError, TimeoutError, OSError) as exc:
