@@ -3,7 +3,7 @@
 ``options.path`` names a JSON-lines file of prediction records keyed by ``id``. A request is answered
 with the JSON object a model would give, each recorded value mapped onto the option it names. What it
 cannot answer (another method than ``options.method``, a request without ``choices``, an instance without
-a record: ``no_record``) is an error response, never an exception. Its identity holds the file's hash.
+a record: ``no_record``) is an error response, never an exception. Its identity holds the file's and this code's hashes.
 """
 
 from __future__ import annotations
@@ -38,13 +38,19 @@ def load_answers(path: str | Path) -> dict[str, dict[str, Any]]:
     for jl in lines:
         iid = jl.record.get("id")
         if not isinstance(iid, str) or not iid:
-            problem = f"must be a non-empty string (the instance's id), got {iid!r}"
-        elif iid in out:
-            problem = f"a second answer for {iid!r} (the first is on line {first[iid]})"
-        else:
-            problem = None
-        if problem is not None:
-            raise DataError(str(path), problem, record=f"line {jl.line}", field="id")
+            raise DataError(
+                str(path),
+                f"must be a non-empty string (the instance's id), got {iid!r}",
+                record=f"line {jl.line}",
+                field="id",
+            )
+        if iid in out:
+            raise DataError(
+                str(path),
+                f"a second answer for {iid!r} (the first is on line {first[iid]})",
+                record=f"line {jl.line}",
+                field="id",
+            )
         out[iid] = jl.record
         first[iid] = jl.line
     return out
