@@ -3,7 +3,8 @@
 ``options.path`` names a JSON-lines file of prediction records keyed by ``id``. A request is answered
 with the JSON object a model would give, each recorded value mapped onto the option it names. What it
 cannot answer (another method than ``options.method``, a request without ``choices``, an instance without
-a record: ``no_record``) is an error response, never an exception. Its identity holds the file's and this code's hashes.
+a record: ``no_record``) is an error response, never an exception. Its identity holds the file's hash and
+this module's code's.
 """
 
 from __future__ import annotations
