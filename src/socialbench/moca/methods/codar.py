@@ -49,6 +49,7 @@ from socialbench.moca.schema.methods import (
     CODAR,
     INPUT_BLOCKS,
     INTERMEDIATE_STAGES,
+    Variant,
     codar_settings,
     stage_variant,
 )
@@ -88,10 +89,19 @@ class CodarMethod(Method):
         problems = benchmark.run_template_problems(self.name, self.check_settings(self.name, self.settings))
         if problems:
             raise ConfigError(f"moca.{problems[0]} (run {self.name})")
-        # the checked settings as attributes: variant, revision_rounds, invalid_tuple, decoding, extra_inputs,
-        # prompt_additions, code_fence, extra_keys, retries, retriever, retrieval_k and max_tokens
-        vars(self).update(parse_settings(self.name, self.settings))
-        self.max_tokens: int = self.max_tokens or spec.max_tokens
+        opts = parse_settings(self.name, self.settings)
+        self.variant: Variant = opts["variant"]
+        self.revision_rounds: int = opts["revision_rounds"]
+        self.invalid_tuple: str = opts["invalid_tuple"]
+        self.max_tokens: int = opts["max_tokens"] or spec.max_tokens
+        self.decoding: str = opts["decoding"]
+        self.extra_inputs: frozenset[str] = opts["extra_inputs"]
+        self.prompt_additions: frozenset[str] = opts["prompt_additions"]
+        self.code_fence: str = opts["code_fence"]
+        self.extra_keys: str = opts["extra_keys"]
+        self.retries: int = opts["retries"]
+        self.retriever = opts["retriever"]
+        self.retrieval_k: int = opts["retrieval_k"]
         self._images: dict[str, list[Any]] = {}
         self._chains: dict[str, Chain] = {}
         self._retrievals: dict[tuple[str, int, str], Retrieval] = {}
