@@ -19,11 +19,13 @@ from socialbench.meetingtom.results.tables import output_files as _mt_table_file
 from socialbench.meetingtom.results.stability import output_files as _mt_stability_files
 
 # Under a cluster executor (profiles/slurm) the light jobs (demo files, annotation and media fetches, which
-# may need the internet, and the per-source merges) run in Snakemake's own process.
+# may need the internet, the per-meeting extraction, under a CPU-second a meeting, less than a cluster
+# job's own start costs, and the per-source merges) run in Snakemake's own process.
 localrules:
     meetingtom_demo_data,
     meetingtom_release,
     meetingtom_media,
+    meetingtom_extract,
     meetingtom_instances,
     meetingtom_simulated_annotators,
     meetingtom_gold,
