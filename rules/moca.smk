@@ -15,9 +15,12 @@ MOCA_PREPARE_REPORT = "results/reports/moca_prepare_{split}.jsonl"
 MOCA_MEDIA_REPORTS = ["results/reports/media.jsonl", "results/reports/media.md"]
 
 
-# Under a cluster executor (profiles/slurm) the light jobs run in Snakemake's own process.
+# Under a cluster executor (profiles/slurm) the light jobs run in Snakemake's own process: the demo data
+# and the validation of a split (a few CPU-seconds at the paper's size, docs/benchmarks.md: less than
+# the Snakemake a Slurm job starts on its node).
 localrules:
     moca_demo_data,
+    moca_prepare,
 
 
 # ---- raw source: the embedded demo is generated, deterministically from the seed; data/raw is
