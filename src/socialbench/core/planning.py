@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from types import SimpleNamespace
 from typing import Any
 
 from socialbench.core.backend import ImagePart, Request, Response, VideoPart
@@ -291,12 +290,27 @@ def _over(what: str, calls: int, cost: float | None, max_calls: int | None, max_
     return out
 
 
-def totals(rows: Sequence[RunPlan]) -> SimpleNamespace:
+@dataclass(frozen=True)
+class Totals:
+    calls_min: int
+    calls_max: int
+    cached: int
+    new_calls_min: int
+    new_calls_max: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    cost_unknown_runs: int
+    wall_s: float | None
+    wall_unknown_runs: int
+
+
+def totals(rows: Sequence[RunPlan]) -> Totals:
     """Every row summed; cost and wall time over the rows that know theirs (wall time adds up: an upper bound)."""
     costs = [r.cost_usd for r in rows if r.cost_usd is not None]
     walls = [r.wall_s for r in rows if r.wall_s is not None]
     summed = ("calls_min", "calls_max", "cached", "new_calls_min", "new_calls_max", "input_tokens", "output_tokens")
-    return SimpleNamespace(
+    return Totals(
         **{f: sum(getattr(r, f) for r in rows) for f in summed},
         cost_usd=round(sum(costs), 6) if costs else None,
         cost_unknown_runs=len(rows) - len(costs),

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 from socialbench.core.errors import DataError
@@ -96,9 +95,18 @@ def extract_meeting(
 
 def absent_meeting(meeting_id: str, source: str, note: str) -> dict[str, list | dict]:
     """Empty files and the record of a meeting without annotations, with the ``note`` why."""
-    empty = SimpleNamespace(id=meeting_id, start=None, end=None, participants={}, speakers=(), layers=())
     out: dict[str, list | dict] = {name: [] for name in FILES}
-    out[MEETING_FILE] = {**meeting_record(empty, source, {n.split(".")[0]: 0 for n in FILES}), "note": note}
+    out[MEETING_FILE] = {
+        "meeting": meeting_id,
+        "source": source,
+        "start": None,
+        "end": None,
+        "participants": {},
+        "speakers": [],
+        "layers": [],
+        "counts": {n.split(".")[0]: 0 for n in FILES},
+        "note": note,
+    }
     return out
 
 
