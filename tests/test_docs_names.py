@@ -232,7 +232,7 @@ def params_keys(span: str, schemas: dict, params: dict) -> list[str]:
 
 def problem(span: str, schemas: dict, params: dict) -> str | None:
     """Why a backticked span names something that does not exist (None: it exists or names no code)."""
-    span = re.sub(r"\(.*\)$", "", span)  # `Benchmark.stability_tables(...)`: the name called
+    span = re.sub(r"\(.*\)$", "", span)  # `ResultsHooks.stability_tables(...)`: the name called
     if test := TEST_REF.match(span):
         file = REPO / test[1]
         if not file.is_file():
@@ -271,7 +271,7 @@ def test_the_docs_checked_include_the_decision_records():
 def test_made_up_names_are_refused():
     doc = textwrap.dedent("""\
     A fixture doc. Real: `src/socialbench/core/paths.py`, `core/benchmarks.py`, `socialbench.core.paths`,
-    `paths.check_io`, `stages/dvc_yaml.code_deps`, `Benchmark.stability_tables(...)`, `LOG_LAYOUT`,
+    `paths.check_io`, `stages/dvc_yaml.code_deps`, `ResultsHooks.stability_tables(...)`, `LOG_LAYOUT`,
     `tests/test_docs_names.py::test_made_up_names_are_refused`, `moca.tables.human` (a params key),
     `results/tables/moca/all.md` (an output), `models.<m>.options`.
     Made up: `src/socialbench/core/nothing.py`, `core/nothing.py`, `socialbench.core.nothing`,

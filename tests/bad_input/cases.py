@@ -67,7 +67,7 @@ def build_ws(root: Path, clip: Path) -> Path:
     ]
     (root / "results").mkdir()
     (root / "results" / "p.jsonl").write_text(jsonl(preds))
-    scores = get_benchmark("moca").score(insts, preds, source="p.jsonl")
+    scores = get_benchmark("moca").eval.score(insts, preds, source="p.jsonl")
     (root / "results" / "scores" / "moca" / "random").mkdir(parents=True)
     (root / "results" / "scores" / "moca" / "random" / "direct.json").write_text(json.dumps(scores))
     (root / "results" / "tables").mkdir()

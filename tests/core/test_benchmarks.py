@@ -6,7 +6,8 @@ import pytest
 
 from socialbench.core.benchmarks import (
     BENCHMARKS,
-    Benchmark,
+    HOOK_KINDS,
+    DatasetHooks,
     available_benchmarks,
     get_benchmark,
     register,
@@ -38,12 +39,12 @@ def test_a_registered_benchmark_brings_its_methods_from_its_package():
 
 def test_a_benchmark_without_its_own_run_summary_gets_each_runs_outcome_rows_whole():
     rows = [{"id": "toy-test-000", "group": "all"}]
-    assert ToyBenchmark().run_summary(rows, source="o.jsonl") == ("o.jsonl", rows)
+    assert ToyBenchmark().results.run_summary(rows, source="o.jsonl") == ("o.jsonl", rows)
 
 
 def test_a_benchmark_without_per_instance_tables_has_no_outcomes():
     with pytest.raises(NotImplementedError, match="benchmark toybench: no per-instance outcomes"):
-        ToyBenchmark().outcomes([], [], source="p.jsonl")
+        ToyBenchmark().eval.outcomes([], [], source="p.jsonl")
 
 
 def test_the_prompt_hash_of_direct_covers_its_template_files_in_order():
@@ -233,10 +234,33 @@ def test_a_model_declared_text_only_runs_where_the_need_has_a_text_form_only():
 
 def test_the_stages_before_inference_are_declared_hooks_that_refuse_by_default(tmp_path, monkeypatch):
     monkeypatch.setitem(BENCHMARKS.classes, "toybench", ToyBenchmark)
-    bench = get_benchmark("toybench")  # it has a demo, and no prepare stage of its own
-    assert type(bench).demo is not Benchmark.demo and type(bench).prepare is Benchmark.prepare
+    hooks = get_benchmark("toybench").dataset  # it has a demo, and no prepare stage of its own
+    assert type(hooks).demo is not DatasetHooks.demo and type(hooks).prepare is DatasetHooks.prepare
     with pytest.raises(SocialbenchError, match="benchmark 'toybench' has no prepare stage"):
-        bench.prepare(tmp_path / "raw.jsonl", "drop")
+        hooks.prepare(tmp_path / "raw.jsonl", "drop")
+
+
+@pytest.mark.parametrize("name", ["moca", "meetingtom"])
+def test_a_packaged_benchmark_has_every_kind_of_stage_hooks_under_its_folder_name(name):
+    bench = get_benchmark(name)
+    assert all(isinstance(getattr(bench, kind.folder), kind) for kind in HOOK_KINDS)
+
+
+class _Bare(ToyBenchmark):
+    """TEST DOUBLE: a benchmark whose package holds no stage hooks modules."""
+
+    name = "bare"
+    package = "tests.helpers"
+
+
+def test_a_benchmark_without_a_dataset_hooks_module_gets_the_refusing_defaults(tmp_path):
+    with pytest.raises(SocialbenchError, match="benchmark 'bare' has no embedded demo"):
+        _Bare().dataset.demo({}, tmp_path)
+
+
+def test_a_benchmark_without_an_eval_hooks_module_is_told_where_to_write_one():
+    with pytest.raises(SocialbenchError, match=r"benchmark bare: no eval hooks: write tests/helpers/eval/hooks\.py"):
+        _Bare().eval.score([], [], source="p.jsonl")
 
 
 # ---- the params keys a run's settings read (Benchmark.settings_keys): an inference stage's params --

@@ -11,5 +11,7 @@ from socialbench.core.io import jsonl_text
 
 
 def run_summary(bench, instances: list[dict[str, Any]], records: list[dict[str, Any]], source: str = "p.jsonl") -> Any:
-    rows = [json.loads(line) for line in jsonl_text(bench.outcomes(instances, records, source=source)).splitlines()]
-    return bench.run_summary(rows, source=source)
+    rows = [
+        json.loads(line) for line in jsonl_text(bench.eval.outcomes(instances, records, source=source)).splitlines()
+    ]
+    return bench.results.run_summary(rows, source=source)

@@ -5,7 +5,7 @@ dev answers a prior baseline learns from. Its tables are tested in tests/moca/re
 
 from socialbench.core.backend import ModelSpec
 from socialbench.core.benchmarks import Final, get_benchmark
-from socialbench.moca.benchmark import macro
+from socialbench.moca.results.hooks import macro
 from tests.conftest import make_instance
 
 BENCH = get_benchmark("moca")

@@ -23,6 +23,7 @@ from socialbench.results.viewer_media import MediaStore
 from socialbench.results.viewer_page import read_shard_js
 from tests.helpers.html_tree import parse, rows_of
 from tests.helpers.toybench.benchmark import ToyBenchmark, make_instances
+from tests.helpers.toybench.results.hooks import ToyResults
 from tests.helpers.toybench.methods.chain import Chain
 
 REPO = Path(__file__).resolve().parents[2]
@@ -382,7 +383,7 @@ def demo_folder(tmp_path, monkeypatch, n=72, runs=("direct", "chain")):
 
     register(ToyBenchmark)
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(ToyBenchmark, "viewer_rows", media_rows)
+    monkeypatch.setattr(ToyResults, "viewer_rows", media_rows)
     (tmp_path / "data").mkdir()
     insts = make_instances(n)
     for k, i in enumerate(insts):

@@ -80,10 +80,27 @@ def test_one_walker_follows_a_backend_to_what_it_imports():
     assert not [f for f in files if f.startswith(("moca/", "meetingtom/", "stages/"))]
 
 
-def test_a_plugin_hook_is_followed_only_where_the_stage_calls_it():
-    # stages/tables.py calls the benchmark's tables hook, which imports the benchmark's results/
+def test_a_stage_hooks_module_is_followed_only_where_the_stage_calls_one_of_its_hooks():
+    # stages/tables.py calls the results hooks (tables), whose module imports the benchmark's results/
     assert "src/socialbench/moca/results" in dvc_yaml.code_deps("moca", [("tables",)])
     assert "src/socialbench/moca/results" not in dvc_yaml.code_deps("moca", [("score",)])
+
+
+def _files(benchmark: str, command: tuple[str, ...]) -> set[str]:
+    return {p.relative_to(dvc_yaml.PKG).as_posix() for p in dvc_yaml._closure(benchmark, (command,))}
+
+
+def test_each_stage_takes_the_hooks_modules_of_the_hooks_it_calls():
+    assert {"moca/eval/hooks.py", "moca/schema/hooks.py"} <= _files("moca", ("score",))
+    assert {"moca/results/hooks.py", "moca/dataset/hooks.py"}.isdisjoint(_files("moca", ("score",)))
+    assert "moca/dataset/hooks.py" in _files("moca", ("prepare",))
+    assert "moca/eval/hooks.py" not in _files("moca", ("prepare",))
+    assert "meetingtom/dataset/hooks.py" in _files("meetingtom", ("demo",))
+
+
+def test_a_data_stage_of_moca_depends_on_no_scoring_code():
+    # the plug-in class imports no eval/ module: editing the scorer reruns no data preparation
+    assert "src/socialbench/moca/eval" not in dvc_yaml.code_deps("moca", [("prepare",)])
 
 
 def test_the_books_code_deps_are_what_its_command_imports_and_no_benchmarks_code():

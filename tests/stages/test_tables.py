@@ -4,6 +4,7 @@ a bad score file is one clear error and nothing is half-written; order runs (par
 run's outcomes (written by the score stage) are read one at a time, checked against the instances and the
 score file, and reduced to the benchmark's run summary."""
 
+import functools
 import gc
 import json
 import weakref
@@ -19,6 +20,7 @@ from socialbench.core.subset import SubsetInfo
 from socialbench.results.tables import Block, Table, formats, rendered, with_note
 from socialbench.stages.tables import render_tables, subset_note
 from tests.helpers.toybench.benchmark import ToyBenchmark, make_instances
+from tests.helpers.toybench.results.hooks import ToyResults
 from tests.stages.conftest import cli_params, metrics, runner, score_file
 
 
@@ -154,19 +156,17 @@ def test_order_runs_leave_the_paper_tables_and_the_headline_byte_identical(tmp_p
 
 
 # ---- per-instance data: one run summary per run, from its outcomes (issues 32, 42) --------------------------
-class SummaryToy(ToyBenchmark):
-    """TEST DOUBLE: the toy benchmark with per-instance tables; a run's summary is its rows' right/wrong
-    flags. Records what the stage gives it: each summary call's source, and a weak reference to its first row."""
+class SummaryResults(ToyResults):
+    """TEST DOUBLE: toybench's tables with per-instance data; a run's summary is its rows' right/wrong flags.
+    Records what the stage gives it: each summary call's source, and a weak reference to its first row."""
 
-    package = ToyBenchmark.__module__.rsplit(".", 1)[0]
-    tables_per_instance = True
     calls: list[tuple[str, bool]] = []  # (source, whether the previous call's rows were freed)
     _last: weakref.ref | None = None
 
     def run_summary(self, rows, *, source):
         gc.collect()
-        SummaryToy.calls.append((source, SummaryToy._last is None or SummaryToy._last() is None))
-        SummaryToy._last = weakref.ref(rows[0])
+        SummaryResults.calls.append((source, SummaryResults._last is None or SummaryResults._last() is None))
+        SummaryResults._last = weakref.ref(rows[0])
         return [row["right"] for row in rows]
 
     def tables(self, scores, params, instances=None, summaries=None):
@@ -176,6 +176,17 @@ class SummaryToy(ToyBenchmark):
 
     def stability_tables(self, scores, params, instances=None, summaries=None):
         return {"stability.json": json.dumps(sorted(f"{m}/{r}" for m, r in summaries or {}))}
+
+
+class SummaryToy(ToyBenchmark):
+    """TEST DOUBLE: the toy benchmark with per-instance tables (:class:`SummaryResults`)."""
+
+    package = ToyBenchmark.__module__.rsplit(".", 1)[0]
+    tables_per_instance = True
+
+    @functools.cached_property
+    def results(self):
+        return SummaryResults(self)
 
 
 class _Row(dict):
@@ -193,8 +204,8 @@ def summary_toy(tmp_path, monkeypatch):
     import socialbench.stages.tables as stage
 
     monkeypatch.setitem(BENCHMARKS.classes, "toybench", SummaryToy)
-    monkeypatch.setattr(SummaryToy, "calls", [])
-    monkeypatch.setattr(SummaryToy, "_last", None)
+    monkeypatch.setattr(SummaryResults, "calls", [])
+    monkeypatch.setattr(SummaryResults, "_last", None)
     # the stage's read_jsonl_lines (from core.io) reads weakly referenceable rows
     monkeypatch.setattr(
         stage,
@@ -238,9 +249,9 @@ def test_the_tables_get_each_runs_summary_and_the_paper_tables_only_the_paper_ru
 
 def test_each_runs_outcomes_are_summarised_once_and_freed_before_the_next_run_is_read(tmp_path, summary_toy):
     _render_per_instance(tmp_path, summary_toy)
-    sources = [source for source, _ in SummaryToy.calls]
+    sources = [source for source, _ in SummaryResults.calls]
     assert sorted(sources) == sorted(str(tmp_path / "outcomes" / "r" / f"{run}.jsonl") for run in RUNS)
-    assert all(freed for _, freed in SummaryToy.calls)  # no run's rows outlive its summary
+    assert all(freed for _, freed in SummaryResults.calls)  # no run's rows outlive its summary
 
 
 def test_the_tables_read_no_predictions_for_per_instance_statistics(tmp_path, summary_toy):

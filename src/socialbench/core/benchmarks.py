@@ -13,12 +13,13 @@ import abc
 import functools
 import importlib
 import importlib.metadata
+import inspect
 from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from socialbench.core.backend import ModelSpec, Request, Response, add_source
 from socialbench.core.errors import ConfigError, MissingDependency, SocialbenchError
@@ -183,9 +184,119 @@ def template_problem(text: str, where: str, placeholders: frozenset[str]) -> str
     return None
 
 
+# ---- a benchmark's stage hooks --------------------------------------------------------------------
+class Hooks:
+    """Hooks that some stages call, kept out of the plug-in class: ``HOOKS`` (a subclass of one kind) in
+    ``<package>/<folder>/hooks.py``, imported when a stage first asks (:attr:`Benchmark.eval`, ...). So the
+    plug-in class imports none of that folder at load, and a stage's code deps hold the hooks modules of the
+    hooks it calls (``stages.dvc_yaml``)."""
+
+    #: The benchmark's sub-folder holding the module.
+    folder: ClassVar[str] = ""
+
+    def __init__(self, benchmark: Benchmark):
+        self.benchmark = benchmark
+
+
+class SchemaHooks(Hooks, abc.ABC):
+    folder = "schema"
+
+    @abc.abstractmethod
+    def load_instances(self, path: str | Path) -> list[dict[str, Any]]:
+        """Validated instances from a JSON-lines file (a DataError naming file, record and field)."""
+
+
+class DatasetHooks(Hooks):
+    """The data stages' hooks; a benchmark without one refuses the stage."""
+
+    folder = "dataset"
+
+    def demo(self, params: dict[str, Any], out_dir: Path) -> dict[str, list[Any]]:
+        """Write the embedded demo raw files (deterministic from params' seed); what was written, per split."""
+        raise SocialbenchError(f"benchmark {self.benchmark.name!r} has no embedded demo")
+
+    def prepare(self, raw: Path, on_invalid: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """Validate raw instances: (kept, dropped with reasons); ``on_invalid`` ``drop`` or ``fail``."""
+        raise SocialbenchError(f"benchmark {self.benchmark.name!r} has no prepare stage")
+
+
+class EvalHooks(Hooks, abc.ABC):
+    folder = "eval"
+
+    @abc.abstractmethod
+    def score(
+        self,
+        instances: list[dict[str, Any]],
+        predictions: list[dict[str, Any]],
+        *,
+        source: str,
+        lines: Sequence[int] | None = None,
+        instances_source: str = "instances",
+    ) -> dict[str, Any]:
+        """Scores of one (model, method): ``{group: {metric: value}}``."""
+
+    @abc.abstractmethod
+    def parse_scores(self, data: bytes, source: str) -> dict[str, Any]:
+        """A score file read back and checked."""
+
+    def outcomes(
+        self,
+        instances: list[dict[str, Any]],
+        predictions: list[dict[str, Any]],
+        *,
+        source: str,
+        lines: Sequence[int] | None = None,
+        instances_source: str = "instances",
+    ) -> list[dict[str, Any]]:
+        """One run's outcome per instance, in order, as :meth:`score` scores it: objects with ``id``,
+        ``group`` and what ``run_summary`` reads. Only with ``Benchmark.tables_per_instance``."""
+        raise NotImplementedError(f"benchmark {self.benchmark.name}: no per-instance outcomes (tables_per_instance)")
+
+
+class ResultsHooks(Hooks, abc.ABC):
+    folder = "results"
+
+    def run_summary(self, rows: list[dict[str, Any]], *, source: str) -> Any:
+        """What the tables keep of one run's outcomes (a bad row: a DataError naming ``source``); default: all."""
+        return source, rows
+
+    @abc.abstractmethod
+    def tables(
+        self,
+        scores: dict[tuple[str, str], dict[str, Any]],
+        params: dict[str, Any],
+        instances: list[dict[str, Any]] | None = None,
+        summaries: dict[tuple[str, str], Any] | None = None,
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """``({file name: content}, headline metrics)`` from every run's scores (and instances and summaries with
+        ``tables_per_instance``); tables as ``results.tables`` objects, figures bytes, other data text."""
+
+    def stability_tables(
+        self,
+        scores: dict[tuple[str, str], dict[str, Any]],
+        params: dict[str, Any],
+        instances: list[dict[str, Any]] | None = None,
+        summaries: dict[tuple[str, str], Any] | None = None,
+    ) -> dict[str, Any]:
+        """``{file name: table}`` of the answer-stability tables, order runs included. Default: none."""
+        return {}
+
+    def viewer_rows(
+        self, instances: list[dict[str, Any]], predictions: dict[str, dict[str, Any]], traces: dict[str, dict[str, Any]]
+    ) -> list[dict[str, Any]] | None:
+        """The trace viewer's row per instance (``viewer.ROW_KEYS``); None: ``default_rows``."""
+        return None
+
+
+#: The kinds of stage hooks, one per benchmark sub-folder.
+HOOK_KINDS: tuple[type[Hooks], ...] = (SchemaHooks, DatasetHooks, EvalHooks, ResultsHooks)
+H = TypeVar("H", bound=Hooks)
+
+
 # ---- benchmarks -------------------------------------------------------------------------------
-class Benchmark(abc.ABC):
-    """Base class of all benchmarks: abstract hooks fail at instantiation, not mid-run."""
+class Benchmark:
+    """Base class of all benchmarks: its params, methods and runs; what stages call of it besides is in its
+    stage hooks (:class:`Hooks`), whose abstract hooks fail when the stage loads them."""
 
     #: The package, params section and folder under data/ and results/.
     name: ClassVar[str] = ""
@@ -231,22 +342,45 @@ class Benchmark(abc.ABC):
             instances, int(spec["n"]), int(seed if s is None else s), self.subset_stratum, self.subset_by
         )
 
-    # ---- stages before inference (optional hooks: a benchmark without one refuses the stage) -----
-    def demo(self, params: dict[str, Any], out_dir: Path) -> dict[str, list[Any]]:
-        """Write the embedded demo raw files (deterministic from params' seed); what was written, per split."""
-        raise SocialbenchError(f"benchmark {self.name!r} has no embedded demo")
-
-    def prepare(self, raw: Path, on_invalid: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """Validate raw instances: (kept, dropped with reasons); ``on_invalid`` ``drop`` or ``fail``."""
-        raise SocialbenchError(f"benchmark {self.name!r} has no prepare stage")
-
     def run_template_problems(self, run: str, checked: dict[str, Any]) -> list[str]:
         """Why run ``run``'s templates cannot be used with its checked settings (each naming its key)."""
         return []
 
-    @abc.abstractmethod
-    def load_instances(self, path: str | Path) -> list[dict[str, Any]]:
-        """Validated instances from a JSON-lines file (a DataError naming file, record and field)."""
+    # ---- stage hooks (:class:`Hooks`), loaded when first asked ------------------------------------
+    @functools.cached_property
+    def schema(self) -> SchemaHooks:
+        return self._hooks(SchemaHooks)
+
+    @functools.cached_property
+    def dataset(self) -> DatasetHooks:
+        return self._hooks(DatasetHooks)
+
+    @functools.cached_property
+    def eval(self) -> EvalHooks:
+        return self._hooks(EvalHooks)
+
+    @functools.cached_property
+    def results(self) -> ResultsHooks:
+        return self._hooks(ResultsHooks)
+
+    def _hooks(self, kind: type[H]) -> H:
+        """``HOOKS`` of ``<package>/<kind.folder>/hooks.py``; without that module, the kind's defaults."""
+        package = self.package or type(self).__module__.rsplit(".", 1)[0]  # unregistered: its module's
+        module = f"{package}.{kind.folder}.hooks"
+        try:
+            cls = importlib.import_module(module).HOOKS
+        except ModuleNotFoundError as exc:
+            if exc.name not in (module, module.rsplit(".", 1)[0]):
+                raise  # the module is there; something it imports is not
+            if inspect.isabstract(kind):
+                raise SocialbenchError(
+                    f"benchmark {self.name}: no {kind.folder} hooks: write {module.replace('.', '/')}.py"
+                    f" with HOOKS, a {kind.__name__} subclass"
+                ) from exc
+            cls = kind
+        if not (isinstance(cls, type) and issubclass(cls, kind)):
+            raise SocialbenchError(f"benchmark {self.name}: {module}.HOOKS is not a {kind.__name__} subclass")
+        return cls(self)
 
     def dev_answers(self, dev_instances: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """``[{"group", "answers": {field: value}}]``: the dev split's majority answers (the prior baseline)."""
@@ -376,67 +510,13 @@ class Benchmark(abc.ABC):
         """Run ``method``'s prompt hash (settings may choose its template files)."""
         return self.method_class(method).prompt_hash(self, method, settings)
 
-    # ---- scoring, tables, tracking ------------------------------------------------------------
-    @abc.abstractmethod
-    def score(
-        self,
-        instances: list[dict[str, Any]],
-        predictions: list[dict[str, Any]],
-        *,
-        source: str,
-        lines: Sequence[int] | None = None,
-        instances_source: str = "instances",
-    ) -> dict[str, Any]:
-        """Scores of one (model, method): ``{group: {metric: value}}``."""
-
+    # ---- inference, tables, tracking: scoring and tables are hooks of their own (:class:`EvalHooks`, ...) -----
     def prediction_record(self, instance: dict[str, Any], final: Final, *, model: str, method: str) -> dict[str, Any]:
         """One instance's prediction record (a JSON line in results/predictions/...)."""
         return {"id": instance["id"], "model": model, "method": method, **final.fields, "error": final.error}
 
-    @abc.abstractmethod
-    def parse_scores(self, data: bytes, source: str) -> dict[str, Any]:
-        """A score file read back and checked."""
-
-    #: Whether :meth:`tables` takes instances and each run's :meth:`run_summary`.
+    #: Whether the results' ``tables`` take instances and each run's ``run_summary`` (from :meth:`EvalHooks.outcomes`).
     tables_per_instance: ClassVar[bool] = False
-
-    def outcomes(
-        self,
-        instances: list[dict[str, Any]],
-        predictions: list[dict[str, Any]],
-        *,
-        source: str,
-        lines: Sequence[int] | None = None,
-        instances_source: str = "instances",
-    ) -> list[dict[str, Any]]:
-        """One run's outcome per instance, in order, as :meth:`score` scores it: objects with ``id``,
-        ``group`` and what :meth:`run_summary` reads. Only with ``tables_per_instance``."""
-        raise NotImplementedError(f"benchmark {self.name}: no per-instance outcomes (tables_per_instance)")
-
-    def run_summary(self, rows: list[dict[str, Any]], *, source: str) -> Any:
-        """What the tables keep of one run's outcomes (a bad row: a DataError naming ``source``); default: all."""
-        return source, rows
-
-    @abc.abstractmethod
-    def tables(
-        self,
-        scores: dict[tuple[str, str], dict[str, Any]],
-        params: dict[str, Any],
-        instances: list[dict[str, Any]] | None = None,
-        summaries: dict[tuple[str, str], Any] | None = None,
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """``({file name: content}, headline metrics)`` from every run's scores (and instances and summaries with
-        ``tables_per_instance``); tables as ``results.tables`` objects, figures bytes, other data text."""
-
-    def stability_tables(
-        self,
-        scores: dict[tuple[str, str], dict[str, Any]],
-        params: dict[str, Any],
-        instances: list[dict[str, Any]] | None = None,
-        summaries: dict[tuple[str, str], Any] | None = None,
-    ) -> dict[str, Any]:
-        """``{file name: table}`` of the answer-stability tables, order runs included. Default: none."""
-        return {}
 
     def group_size(self, metrics: dict[str, Any]) -> int:
         """How many instances a score group stands for (default ``n``): runs sharing a table must agree."""
@@ -445,12 +525,6 @@ class Benchmark(abc.ABC):
     def provenance(self, method: str, settings: dict[str, Any]) -> dict[str, Any]:
         """What run ``method``'s predictions depend on besides data and code (``prompt_template_sha256`` at least)."""
         return {"prompt_template_sha256": self.prompt_hash(method, settings)}
-
-    def viewer_rows(
-        self, instances: list[dict[str, Any]], predictions: dict[str, dict[str, Any]], traces: dict[str, dict[str, Any]]
-    ) -> list[dict[str, Any]] | None:
-        """The trace viewer's row per instance (``viewer.ROW_KEYS``); None: ``default_rows``."""
-        return None
 
 
 #: The trace file of the run whose predictions are built (set by the runner from the stage).

@@ -1,14 +1,17 @@
 """MeetingToM as a benchmark plug-in; a run ``<method>__<ablation>`` applies ``meetingtom.ablations.<ablation>``.
-The data stages are ``socialbench meetingtom ...`` commands (cli.py). Imports stay inside the methods: the
-registry imports this module to read the class."""
+The data stages are ``socialbench meetingtom ...`` commands (cli.py); instances, the demo, scoring and the
+tables are its stage hooks (``schema/``, ``dataset/``, ``eval/``, ``results/`` ``hooks.py``)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from socialbench.core.benchmarks import Benchmark, Final, Need
+from socialbench.core.benchmarks import Benchmark, Final, Need, request_pointer, template_problem
+from socialbench.core.errors import ConfigError
 from socialbench.core.run_name import RunName
+from socialbench.meetingtom.schema.methods import TEMPLATE_PLACEHOLDERS, method_templates, settings_of
+from socialbench.meetingtom.schema.mining import MiningParams
+from socialbench.meetingtom.schema.settings import clips_per_task_problem
 
 
 class MeetingToMBenchmark(Benchmark):
@@ -21,27 +24,18 @@ class MeetingToMBenchmark(Benchmark):
         ),
     }
 
+    #: Macro-F1's intervals, Task 3.2's conditional intervals and Figure 4 need per-instance data.
+    tables_per_instance = True
+
     def group_size(self, metrics: dict[str, Any]) -> int:
         """``n_total`` where a group has it: Task 3.2's ``n`` is each run's own conditional denominator."""
         return metrics.get("n_total", metrics["n"])
 
     # ---- stages before inference --------------------------------------------------------------
-    def demo(self, params: dict[str, Any], out_dir: Path) -> dict[str, list[str]]:
-        """The demo release, written as a local mirror in the official AMI layout."""
-        from socialbench.meetingtom.dataset.demo import generate
-        from socialbench.meetingtom.dataset.demo_script import DemoConfig
-
-        return generate(out_dir, DemoConfig.from_params(params))
-
     subset_by = "task"  # a subset (params meetingtom.subset) keeps each task's share
 
     def subset_stratum(self, instance: dict[str, Any]) -> str:
         return str(instance["task"])
-
-    def load_instances(self, path: str | Path) -> list[dict[str, Any]]:
-        from socialbench.meetingtom.schema.instances import load_instances
-
-        return load_instances(path)
 
     def dev_answers(self, dev_instances: list[dict[str, Any]]) -> list[dict[str, Any]]:
         # Options are shuffled per instance: the prior counts each task's gold classes (option values) on
@@ -67,8 +61,6 @@ class MeetingToMBenchmark(Benchmark):
 
     def run_needs(self, section: dict[str, Any], run: str) -> tuple[Need, ...]:
         """What a run needs of its model (B.5): the video as ``ingestion`` says, where its modality shows it."""
-        from socialbench.meetingtom.schema.methods import settings_of
-
         s = settings_of(self.method_settings(section, run))
         shown = [s["modality"]] if s["modality"] else [(section.get(x) or {}).get("modality") for x in ("demo", "ami")]
         if not any(m in ("video", "both") for m in shown):
@@ -81,11 +73,6 @@ class MeetingToMBenchmark(Benchmark):
 
     def params_problems(self, section: dict[str, Any]) -> list[str]:
         """Core's checks, and the method settings, meetings, mining thresholds and demo length."""
-        from socialbench.core.errors import ConfigError
-        from socialbench.meetingtom.schema.methods import settings_of
-        from socialbench.meetingtom.schema.mining import MiningParams
-        from socialbench.meetingtom.schema.settings import clips_per_task_problem
-
         problems = super().params_problems(section)
         markers = list(section.get("discourse_markers") or [])
         for where in ("method_options", "ablations"):
@@ -122,10 +109,6 @@ class MeetingToMBenchmark(Benchmark):
 
     def _template_problems(self, run: str) -> list[str]:
         """Each template file the run reads, rendered with dummy placeholders: a bad one fails here, not mid-run."""
-        from socialbench.core.benchmarks import template_problem
-        from socialbench.core.errors import ConfigError
-        from socialbench.meetingtom.schema.methods import TEMPLATE_PLACEHOLDERS, method_templates
-
         rn = RunName.parse(run)
         key = f"ablations.{rn.ablation}" if rn.ablation else f"method_options.{rn.method}"
         out = []
@@ -154,8 +137,6 @@ class MeetingToMBenchmark(Benchmark):
         }
 
     def prediction_record(self, instance: dict[str, Any], final: Final, *, model: str, method: str) -> dict[str, Any]:
-        from socialbench.core.benchmarks import request_pointer
-
         f = final.fields
         return {
             "id": instance["id"],
@@ -173,47 +154,6 @@ class MeetingToMBenchmark(Benchmark):
             # an instance the setting leaves out; an order run's (meetingtom.robustness) order asked and shown
             **{k: f[k] for k in ("not_evaluated", "order") if f.get(k)},
         }
-
-    # ---- scoring, tables, provenance (keywords as core's ``Benchmark`` declares them) ----------------
-    def score(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]], **kw: Any) -> dict[str, Any]:
-        from socialbench.meetingtom.eval.scoring import score
-
-        return score(instances, predictions, **kw)
-
-    def parse_scores(self, data: bytes, source: str) -> dict[str, Any]:
-        from socialbench.meetingtom.eval.scoring import parse_scores
-
-        return parse_scores(data, source)
-
-    #: Macro-F1's intervals, Task 3.2's conditional intervals and Figure 4 need per-instance data.
-    tables_per_instance = True
-
-    def outcomes(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]], **kw: Any) -> list[dict]:
-        """Per instance, whether it is evaluated and right, with its values (``eval.scoring.outcome_rows``)."""
-        from socialbench.meetingtom.eval.scoring import outcome_rows
-
-        return outcome_rows(instances, predictions, **kw)
-
-    def run_summary(self, rows: list[dict[str, Any]], *, source: str) -> Any:
-        """The run's per-instance summary (``results.intervals.RunSummary``)."""
-        from socialbench.meetingtom.results.intervals import run_summary
-
-        return run_summary(rows, source)
-
-    def tables(
-        self, scores: dict, params: dict[str, Any], instances: list | None = None, summaries: dict | None = None
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
-        from socialbench.meetingtom.results.tables import tables
-
-        return tables(scores, params, instances, summaries)
-
-    def stability_tables(
-        self, scores: dict, params: dict[str, Any], instances: list | None = None, summaries: dict | None = None
-    ) -> dict[str, str | bytes]:
-        """stability.md/.csv/.tex: answer stability under option order (``meetingtom.robustness``)."""
-        from socialbench.meetingtom.results.stability import stability_files
-
-        return dict(stability_files(instances, summaries, params))
 
 
 BENCHMARK = MeetingToMBenchmark

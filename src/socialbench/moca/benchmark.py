@@ -1,62 +1,27 @@
-"""MoCA as a benchmark plug-in: instances, answers, scoring (section 3.3), Tables 2-4 and what its
-predictions depend on. Imports stay inside the methods: the registry imports this module to read the
-class, and commands that need no pandas or taxonomy should not pay for them."""
+"""MoCA as a benchmark plug-in: its params, methods' settings, prediction records and what its predictions
+depend on. Instances, the data stages, scoring (section 3.3) and the tables are its stage hooks
+(``schema/``, ``dataset/``, ``eval/``, ``results/`` ``hooks.py``), imported when a stage asks: the registry
+imports this module to read the class, and a command that needs no pandas should not pay for them."""
 
 from __future__ import annotations
 
 from functools import cached_property
-from pathlib import Path
 from typing import Any
 
-from socialbench.core.benchmarks import Benchmark, Final, Need, pair_excluded
+from socialbench.core.benchmarks import Benchmark, Final, Need, request_pointer, template_problem
+from socialbench.core.errors import ConfigError
+from socialbench.core.retrieval import RETRIEVERS
 from socialbench.core.run_name import RunName
-
-
-def macro(scores: dict[str, dict[str, Any]], metric: str) -> float | None:
-    """The unweighted mean of a metric over the scenarios; None when a scenario's value is undefined."""
-    from socialbench.results.numbers import mean
-
-    return mean(sc.get(metric) for sc in scores.values())
-
-
-def tables_5_to_7(paper: Any) -> tuple[dict[str, Any], list[Any]]:
-    """Tables 5-7's files, tests.csv and answers.csv of a ``PaperTables``, and the tables for all.md."""
-    from socialbench.moca.results.ablations import table5, table5_other_backbones
-    from socialbench.moca.results.answers import answers_csv
-    from socialbench.moca.results.completion import table7
-    from socialbench.moca.results.scaling import table6
-    from socialbench.moca.results.significance import tests_csv
-    from socialbench.results.tables import formats
-
-    out, shown = {}, []
-    for name, (t, ci) in zip(
-        ("table5", "table5_other_backbones", "table6", "table7"),
-        (table5(paper), table5_other_backbones(paper), table6(paper), table7(paper)),
-    ):
-        out.update(formats(name, t))
-        out.update(formats(f"{name}.ci", ci, ("md", "csv")))
-        shown.append(t)
-    out["tests.csv"] = tests_csv(paper.comparisons)
-    out["answers.csv"] = answers_csv(paper.answers or {})
-    return out, shown
-
-
-def overall_table(scores: dict[tuple[str, str], dict[str, Any]], categories: dict[str, str]) -> Any:
-    """all.md's overall table: each run's metrics as the macro over the scenarios, rows in params order."""
-    from socialbench.moca.results.tables import COLUMNS, row_name
-    from socialbench.results.tables import Block, Num, Row, Table
-
-    scenarios = sorted({s for sc in scores.values() for s in sc})
-    ns = "/".join(str(n) for n in sorted({sc[s]["n"] for sc in scores.values() for s in sc}))
-    order = list(categories)
-    rows = []
-    for (m, meth), sc in sorted(
-        scores.items(), key=lambda kv: (order.index(kv[0][0]) if kv[0][0] in order else len(order), kv[0])
-    ):
-        values = [macro(sc, key) for _, key in COLUMNS]
-        rows.append(Row([categories.get(m, ""), row_name(m, meth), *(Num(v) for v in values)]))
-    title = f"Overall: macro over scenarios ({', '.join(scenarios)}; N = {ns} each)"
-    return Table(title, [Block(["Category", "Model", *(h for h, _ in COLUMNS)], rows, keys=2)])
+from socialbench.moca.schema.methods import (
+    ANSWER_KEYS,
+    CODAR_PLACEHOLDERS,
+    HOOKS,
+    MethodHooks,
+    answer_format,
+    answer_line_problem,
+    retriever_problem,
+)
+from socialbench.moca.schema.taxonomy import Taxonomy, load_taxonomy, taxonomy_hash
 
 
 class MocaBenchmark(Benchmark):
@@ -68,31 +33,17 @@ class MocaBenchmark(Benchmark):
         "c_sem_dyad": "Dyad is 0: C_sem|dyad's denominator is 0",
     }
 
+    #: Per-instance outcomes: intervals, tests and Table 7 need them.
+    tables_per_instance = True
+
     @cached_property
-    def taxonomy(self):
-        from socialbench.moca.schema.taxonomy import load_taxonomy
-
+    def taxonomy(self) -> Taxonomy:
         return load_taxonomy(self.options.get("taxonomy"))
-
-    def demo(self, params: dict[str, Any], out_dir: Path) -> dict[str, list[dict[str, Any]]]:
-        from socialbench.moca.dataset.demo import DemoConfig, generate
-
-        return generate(out_dir, DemoConfig.from_params(params), self.taxonomy)
-
-    def prepare(self, raw: Path, on_invalid: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        from socialbench.moca.dataset.prepare import prepare_file
-
-        return prepare_file(raw, self.taxonomy, on_invalid, media_roots=self.options.get("media_roots"))
 
     subset_by = "scenario"  # a subset (params moca.subset) keeps each scenario's share
 
     def subset_stratum(self, instance: dict[str, Any]) -> str:
         return str(instance["scenario"])
-
-    def load_instances(self, path: str | Path) -> list[dict[str, Any]]:
-        from socialbench.moca.schema.instances import load_instances
-
-        return load_instances(path, self.taxonomy)
 
     def dev_answers(self, dev_instances: list[dict[str, Any]]) -> list[dict[str, Any]]:
         # Slots are shuffled per instance, so only the mechanism and label have a prior.
@@ -103,8 +54,6 @@ class MocaBenchmark(Benchmark):
 
     def method_settings(self, section: dict[str, Any], method: str) -> dict[str, Any]:
         """``method_options.<method>`` plus ``moca.answer`` and the blocks the method reads (CoDAR: ``retrieval``)."""
-        from socialbench.moca.schema.methods import HOOKS, MethodHooks
-
         settings = {**super().method_settings(section, method), "answer": dict(section.get("answer") or {})}
         for block in HOOKS.get(RunName.parse(method).method, MethodHooks()).reads:  # the method's Method.reads
             if block in section:
@@ -136,16 +85,10 @@ class MocaBenchmark(Benchmark):
 
     def params_problems(self, section: dict[str, Any]) -> list[str]:
         """Core's checks and each run's settings as its ``check_settings`` hook reads them (no retriever made)."""
-        from socialbench.core.errors import ConfigError
-        from socialbench.moca.schema.methods import HOOKS, MethodHooks
-
         problems = super().params_problems(section)
         if problems:
             return problems
         # Step 2's retriever: a typo in its name or options fails here, not in the middle of a run
-        from socialbench.core.retrieval import RETRIEVERS
-        from socialbench.moca.schema.methods import retriever_problem
-
         retrieval = section.get("retrieval") or {}
         problem = retriever_problem(RETRIEVERS, retrieval.get("retriever", "none"), retrieval.get("options") or {})
         if problem:
@@ -167,10 +110,6 @@ class MocaBenchmark(Benchmark):
 
     def run_template_problems(self, run: str, checked: dict[str, Any]) -> list[str]:
         """Each template file a CoDAR run reads, rendered with dummy values and held to its stages' answer lines."""
-        from socialbench.core.benchmarks import template_problem
-        from socialbench.core.errors import ConfigError
-        from socialbench.moca.schema.methods import CODAR_PLACEHOLDERS, answer_line_problem
-
         if "variant" not in checked:
             return []
         rn = RunName.parse(run)
@@ -204,9 +143,6 @@ class MocaBenchmark(Benchmark):
         return out
 
     def prediction_record(self, instance: dict[str, Any], final: Final, *, model: str, method: str) -> dict[str, Any]:
-        from socialbench.core.benchmarks import request_pointer
-        from socialbench.moca.eval.prompts import ANSWER_KEYS, answer_format
-
         f = final.fields
         return {
             "id": instance["id"],
@@ -235,125 +171,13 @@ class MocaBenchmark(Benchmark):
             "request": request_pointer(self.name, model, method, instance["id"], f.get("request_key")),
         }
 
-    # score and outcomes: ``where`` (source, lines, instances_source) names the files in errors
-    def score(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]], **where: Any) -> dict[str, Any]:
-        from socialbench.moca.eval.scoring import score
-
-        return score(instances, predictions, *self.taxonomy.as_sets(), **{"instances_source": "instances", **where})
-
-    def unpredicted(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]]) -> list[str]:
-        from socialbench.moca.eval.scoring import unpredicted
-
-        return unpredicted(instances, predictions)
-
-    def parse_scores(self, data: bytes, source: str) -> dict[str, Any]:
-        from socialbench.moca.eval.scoring import parse_scores
-
-        return parse_scores(data, source)
-
-    tables_per_instance = True
-
-    def outcomes(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]], **where: Any) -> list[dict]:
-        """Per instance, each field's correctness, invalid, the resolved answer and its format flags."""
-        from socialbench.moca.eval.outcomes import outcome_rows
-
-        where = {"instances_source": "instances", **where}
-        return outcome_rows(instances, predictions, *self.taxonomy.as_sets(), **where)
-
-    def run_summary(self, rows: list[dict[str, Any]], *, source: str) -> Any:
-        """Per scenario the correctness matrix and answer counts; per instance the resolved answer's code."""
-        from socialbench.moca.results.correctness import run_summary
-
-        return run_summary(rows, source)
-
-    def tables(
-        self,
-        scores: dict[tuple[str, str], dict[str, Any]],
-        params: dict[str, Any],
-        instances: list[dict[str, Any]] | None = None,
-        summaries: dict[tuple[str, str], Any] | None = None,
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Tables 2-4 per scenario, Tables 5-7 and Figures 6, 7 and 9, with intervals and tests given the summaries."""
-        from socialbench.moca.results.correctness import correctness_cells
-        from socialbench.moca.results.paper import PaperTables
-        from socialbench.moca.results.paper_figures import paper_figures
-        from socialbench.moca.results.settings import TableSettings
-        from socialbench.moca.results.tables import exclusions_table, row_name, scenario_table
-        from socialbench.results.scores import row_category
-        from socialbench.results.tables import Document, formats, json_mode_note, temperature_note
-
-        categories = {m: row_category(e) for m, e in params["models"].items()}  # "(text-only)" where declared
-        # pairs params exclude have no score files; one given anyway gets no row
-        scores = {
-            (m, meth): sc for (m, meth), sc in scores.items() if pair_excluded(params, self.name, m, meth) is None
-        }
-        section = params.get(self.name) or {}
-        settings = TableSettings.from_params(params, self.name)
-        cells = answers = None
-        if instances is not None and summaries is not None:
-            cells = correctness_cells(summaries, scores)
-            answers = {(m, meth, s): c for (m, meth) in scores for s, c in summaries[(m, meth)].answers.items()}
-        paper = PaperTables(scores, categories, section.get("methods", []), settings, cells, answers)
-        files: dict[str, Any] = {}
-        shown_tables = []
-        for s in paper.scenarios:
-            rows = paper.named_rows(s)
-            row_n = {row_name(m, meth): sc[s]["n"] for (m, meth), sc in scores.items() if s in sc}
-            n = max(row_n.values(), default=None)  # the table's N; a row on fewer instances prints its own
-            media = {row_name(m, meth): sc[s].get("media_errors", 0) for (m, meth), sc in scores.items() if s in sc}
-            shown = {m for (m, _), sc in scores.items() if s in sc}
-            # the notes, and rows whose runs sent no temperature or whose JSON constraint the server ignored
-            decoding = [temperature_note(params["models"], shown), json_mode_note(params["models"], shown)]
-            t = scenario_table(s, rows, n, media, paper.changes(s), row_n)
-            t.md_notes = [*paper.scenario_notes(s), *(x for x in decoding if x)]
-            shown_tables.append(t)
-            files.update(formats(s, t))
-            files.update(formats(f"{s}.ci", paper.scenario_ci(s), ("md", "csv")))
-        grids, grid_tables = tables_5_to_7(paper)
-        files.update(grids)
-        files.update(paper_figures(paper))
-        # the overall table after Tables 2-4 (which it summarises); the pairs params exclude at the end
-        excluded = exclusions_table(params, section.get("methods", []))
-        tail = [files["figures/fig9_means.md"], *([excluded] if excluded else [])]
-        files["all.md"] = Document([*shown_tables, overall_table(scores, categories), *grid_tables, *tail])
-        headline = {
-            f"{m}.{meth}": {
-                **{s: {k: sc[s][k] for k in ("dyad", "faith", "holis")} for s in sc},
-                "overall": {k: macro(sc, k) for k in ("dyad", "faith", "holis")},
-            }
-            for (m, meth), sc in sorted(scores.items())
-        }
-        return files, headline
-
-    def stability_tables(
-        self,
-        scores: dict[tuple[str, str], dict[str, Any]],
-        params: dict[str, Any],
-        instances: list[dict[str, Any]] | None = None,
-        summaries: dict[tuple[str, str], Any] | None = None,
-    ) -> dict[str, str | bytes]:
-        """stability.md/.csv/.tex: answer stability under option order, from the order runs' summaries."""
-        from socialbench.moca.results.stability import stability_files
-
-        return dict(stability_files(instances, summaries, params, self.taxonomy))
-
     def provenance(self, method: str, settings: dict[str, Any]) -> dict[str, Any]:
-        from socialbench.moca.schema.taxonomy import taxonomy_hash
-
         order = RunName.parse(method).order  # an order run's (params moca.robustness), logged with it
         return {
             "prompt_template_sha256": self.prompt_hash(method, settings),
             "taxonomy_sha256": taxonomy_hash(self.taxonomy),
             **({"option_order": order, "reorder_lists": bool(settings.get("reorder_lists"))} if order else {}),
         }
-
-    def viewer_rows(
-        self, instances: list[dict[str, Any]], predictions: dict[str, dict[str, Any]], traces: dict[str, dict[str, Any]]
-    ) -> list[dict[str, Any]]:
-        from socialbench.moca.results.viewer import rows
-
-        labels, mechanisms = self.taxonomy.as_sets()
-        return rows(instances, predictions, traces, labels, mechanisms)
 
 
 BENCHMARK = MocaBenchmark

@@ -25,7 +25,7 @@ def read_score_files(
     entries = []
     for path in scores:
         data = read_file_bytes(path, "score file")  # missing, a folder or a FIFO: a DataError naming it
-        entries.append((str(path), path.parent.name, path.stem, benchmark.parse_scores(data, str(path))))
+        entries.append((str(path), path.parent.name, path.stem, benchmark.eval.parse_scores(data, str(path))))
     return collect_scores(
         entries, {m: row_category(e) for m, e in p["models"].items()}, str(params), group_size=benchmark.group_size
     )

@@ -139,7 +139,7 @@ def read_predictions(
 def read_run(bench, instances: Path, predictions: Path, traces: Path | None) -> Run:
     """Read and cross-check a run's files: the instances through the benchmark (validated), the
     predictions and traces as the data contracts give them (docs/architecture.md)."""
-    insts = bench.load_instances(instances)
+    insts = bench.schema.load_instances(instances)
     if not insts:
         raise DataError(str(instances), "no instances (the file is empty): nothing to show")
     ids = {i["id"] for i in insts}
@@ -210,7 +210,7 @@ def check_rows(rows: Any, instances: list[dict[str, Any]], benchmark: str) -> li
 
 def bench_rows(bench, run: Run, predictions: dict[str, dict[str, Any]], traces: dict[str, dict[str, Any]]):
     """The benchmark's rows of a run's predictions (its own, else :func:`default_rows`), checked."""
-    rows = bench.viewer_rows(run.instances, predictions, traces)
+    rows = bench.results.viewer_rows(run.instances, predictions, traces)
     if rows is None:
         rows = default_rows(run.instances, predictions, traces)
     return check_rows(rows, run.instances, bench.name)

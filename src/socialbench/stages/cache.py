@@ -180,7 +180,7 @@ def _dry_run(
         backend.close()
     meth = bench.method(method, spec, p["seed"])
     steps = []
-    for inst in bench.load_instances(instances):
+    for inst in bench.schema.load_instances(instances):
         try:
             steps.append(meth.step(inst, []))
         except InstanceInputError as exc:  # as the runner names it: the instances file, the record, the field

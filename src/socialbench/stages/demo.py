@@ -22,5 +22,5 @@ def demo(
     """Generate a benchmark's embedded demo data (deterministic from the seed)."""
     check_io({"--params": params}, {"--out-dir": out_dir}, folders=("--out-dir",))
     bench = load_benchmark(benchmark)
-    recs = bench.demo(load_params(params), out_dir)
+    recs = bench.dataset.demo(load_params(params), out_dir)
     typer.echo(f"demo: {', '.join(f'{k}={len(v)}' for k, v in recs.items())} instances in {out_dir}")

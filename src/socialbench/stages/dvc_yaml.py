@@ -20,6 +20,7 @@ from typing import Any
 
 import socialbench
 from socialbench import cli
+from socialbench.core.benchmarks import HOOK_KINDS, Hooks
 from socialbench.core.run_name import RunName
 
 PKG = Path(socialbench.__file__).resolve().parent
@@ -31,8 +32,9 @@ BENCH_FOLDERS = ("schema", "dataset", "eval", "results")
 
 # ---- code deps: the modules a stage's commands import, followed statically (ast) ------------------
 # A module's imports are those run at import (not in functions, not TYPE_CHECKING), plus its packages'
-# __init__. Command modules and a benchmark's plug-in class import in function bodies and are read
-# function by function (the commands the stage runs; the hooks reached code calls as ``.hook(``).
+# __init__. Command modules import in their command bodies and are read function by function (the
+# commands the stage runs). A benchmark's stage hooks (core ``Hooks``) are loaded by name: a stage takes
+# the hooks module of each kind whose hooks the code it reaches calls as ``.hook(``.
 
 
 @cache
@@ -286,16 +288,22 @@ def _walk(entries: Iterable[str], by_function: Mapping[Path, set[str] | None]) -
 
 
 @cache
+def _hook_names(kind: type[Hooks]) -> frozenset[str]:
+    """The hooks a kind of stage hooks declares (its public methods, core's and its subclasses')."""
+    return frozenset(
+        n for c in kind.__mro__ for n, v in vars(c).items() if callable(v) and not n.startswith("_") and c is not object
+    )
+
+
+@cache
 def _closure(
     benchmark: str | None, commands: tuple[tuple[str, ...], ...], extra: tuple[str, ...] = ()
 ) -> frozenset[Path]:
-    """Source files a stage's commands reach from the root CLI, with the plug-in hooks they call; ``extra``:
-    plug-ins params name; ``benchmark`` None: no plug-in class (the results book)."""
-    plugin = PKG / benchmark / "benchmark.py" if benchmark is not None else None
+    """Source files a stage's commands reach from the root CLI, with the benchmark's plug-in class and the
+    hooks modules of the stage hooks they call; ``extra``: plug-ins params name; ``benchmark`` None: no
+    plug-in (the results book)."""
     by_function: dict[Path, set[str] | None] = {PKG / "cli.py": None}
     entries = ["socialbench.cli", *([f"socialbench.{benchmark}.benchmark"] if benchmark is not None else []), *extra]
-    if plugin is not None:
-        by_function[plugin] = set()
     for words in commands:
         module, wanted = command_entry(words)
         entries.append(module)
@@ -309,15 +317,18 @@ def _closure(
             chosen |= {f for f, (_, _, cmds) in _summary(path).functions.items() if wanted[-1] in cmds}
     while True:
         seen, calls = _walk(entries, by_function)
-        if plugin is None:
+        if benchmark is None:
             return seen
-        # the plug-in class: the hooks the code reached calls (a new hook may reach new code: again)
-        hooks = {n for n in calls if n in _summary(plugin).functions}
-        old = by_function[plugin]
-        assert old is not None
-        if hooks <= old:
+        # the hooks modules whose hooks the code reached calls: asking one imports the module whole (its
+        # code may call more: again)
+        new = [
+            module
+            for kind in HOOK_KINDS
+            if calls & _hook_names(kind) and (module := f"socialbench.{benchmark}.{kind.folder}.hooks") not in entries
+        ]
+        if not new:
             return seen
-        by_function[plugin] = old | hooks
+        entries += new
 
 
 def _entry(path: Path) -> str | None:
@@ -356,7 +367,7 @@ def code_deps(
         # a model's backend, imported by name from params: the backends folder and what it imports (media)
         deps |= {e for p in _backend_closure() if (e := _entry(p)) is not None}
         # a retriever, where one of the runs' methods retrieves (core.retrieval): imported by name too
-        if PKG / "core" / "retrieval.py" in _closure(benchmark, (), method_modules):
+        if PKG / "core" / "retrieval.py" in _walk(method_modules, {})[0]:
             deps.add("src/socialbench/retrievers")
         deps |= {
             f"src/socialbench/{benchmark}/templates/{m}"

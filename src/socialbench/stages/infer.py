@@ -246,11 +246,11 @@ def infer(
                 " an excluded pair has no run"
             )
     spec = ModelSpec.from_params(model, p["models"][model])
-    insts = bench.load_instances(instances)
+    insts = bench.schema.load_instances(instances)
     if not insts:
         raise DataError(str(instances), "no records: the file is empty (or holds only blank lines); nothing to run")
     insts, subset = subset_instances(bench, insts, p, str(instances))  # params <benchmark>.subset
-    dev_insts = bench.load_instances(dev) if dev else None
+    dev_insts = bench.schema.load_instances(dev) if dev else None
     if dev and not dev_insts:
         raise DataError(str(dev), "the dev file has no records: it is empty (or holds only blank lines)")
     check_io({"--instances": instances, "--dev": dev}, {"cache.path in params": None if cache else p["cache"]["path"]})

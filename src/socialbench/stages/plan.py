@@ -216,11 +216,11 @@ def plan(
             path = instances_of.get(b, default_split(b, "test"))
             if not path.is_file():
                 raise DataError(str(path), f"no processed instances of {b}: build them first (`snakemake plan` does)")
-            insts, info = bench.subset(section, bench.load_instances(path), p["seed"])
+            insts, info = bench.subset(section, bench.schema.load_instances(path), p["seed"])
             if info is not None:
                 notes.append(f"{b}: {info.note()}")
             dev_path = dev_of.get(b, default_split(b, "dev"))
-            dev_answers = bench.dev_answers(bench.load_instances(dev_path)) if dev_path.is_file() else None
+            dev_answers = bench.dev_answers(bench.schema.load_instances(dev_path)) if dev_path.is_file() else None
             for model_name, model_run_names in model_runs(p, b, section["methods"]).items():
                 if model and model_name not in model:
                     continue

@@ -24,7 +24,7 @@ def prepare_instances(
         raise SocialbenchError(f"--on-invalid {on_invalid!r}: must be one of drop, fail")
     bench = load_benchmark(benchmark, taxonomy)
     bench.options["media_roots"] = MediaRoots.from_params(load_params(params))  # media paths relative to here
-    kept, dropped = bench.prepare(raw, on_invalid)
+    kept, dropped = bench.dataset.prepare(raw, on_invalid)
     write_jsonl(report, dropped)
     if not kept:
         raise DataError(str(raw), f"no record passed validation: all {len(dropped)} were dropped (reasons in {report})")

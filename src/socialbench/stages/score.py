@@ -106,7 +106,7 @@ def score(
     bench = load_benchmark(benchmark, taxonomy)
     if not bench.tables_per_instance and any(r[2] is not None for r in runs):
         raise ConfigError(f"score: --outcomes: the tables of {benchmark} take no per-instance outcomes")
-    insts = bench.load_instances(instances)
+    insts = bench.schema.load_instances(instances)
     if not insts:
         raise DataError(str(instances), "no instances (the file is empty): nothing to score")
     if params is not None:
@@ -117,7 +117,7 @@ def score(
         preds = [jl.record for jl in parsed]
         lines = [jl.line for jl in parsed]  # the file line of each record, for errors naming it
         one_run(preds, lines, str(predictions), model, method)
-        result = bench.score(insts, preds, source=str(predictions), lines=lines, instances_source=str(instances))
+        result = bench.eval.score(insts, preds, source=str(predictions), lines=lines, instances_source=str(instances))
         ids = {p.get("id") for p in preds}
         missing = [g["id"] for g in insts if g["id"] not in ids]
         if missing:
@@ -148,7 +148,7 @@ def score(
                 err=True,
             )
         rows = (
-            bench.outcomes(insts, preds, source=str(predictions), lines=lines, instances_source=str(instances))
+            bench.eval.outcomes(insts, preds, source=str(predictions), lines=lines, instances_source=str(instances))
             if outcomes is not None
             else None
         )

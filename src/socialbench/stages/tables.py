@@ -74,7 +74,7 @@ def render_tables(
                     " them beside the score file (rerun socialbench score)",
                 )
             paths[(model, method)] = path
-        insts, _ = subset_instances(bench, bench.load_instances(instances), p, str(instances))
+        insts, _ = subset_instances(bench, bench.schema.load_instances(instances), p, str(instances))
         ids = [i["id"] for i in insts]
         # one run's outcomes at a time, reduced before the next: memory flat in runs (issue 32)
         summaries = {
@@ -87,8 +87,8 @@ def render_tables(
         **per_instance,
         "summaries": {key: v for key, v in per_instance["summaries"].items() if key in paper},
     }
-    files, head = bench.tables(paper, p, **paper_instance)
-    stability = bench.stability_tables(loaded, p, **per_instance)
+    files, head = bench.results.tables(paper, p, **paper_instance)
+    stability = bench.results.stability_tables(loaded, p, **per_instance)
     if set(stability) & set(files):
         raise ValueError(f"stability tables repeat the names of tables: {sorted(set(stability) & set(files))}")
     files = {**files, **stability}
@@ -125,7 +125,7 @@ def run_summary(bench, path: Path, instance_ids: list[str], scores: dict[str, An
     rows = [jl.record for jl in parsed]
     sizes = {group: bench.group_size(m) for group, m in scores.items()}
     check_outcomes(rows, [jl.line for jl in parsed], str(path), instance_ids, sizes, scores_source)
-    return bench.run_summary(rows, source=str(path))
+    return bench.results.run_summary(rows, source=str(path))
 
 
 def subset_note(subset) -> str:

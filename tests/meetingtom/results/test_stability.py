@@ -136,4 +136,4 @@ def test_the_csv_names_each_lines_task_source_and_metric_once(instances):
 
 def stability_tables(*args):
     """The benchmark's stability files as the tables stage writes them (``results.tables.rendered``)."""
-    return rendered(BENCH.stability_tables(*args))
+    return rendered(BENCH.results.stability_tables(*args))

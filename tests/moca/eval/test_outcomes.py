@@ -24,7 +24,7 @@ def test_the_rows_count_each_field_as_the_score_does():
     inst = make_instances(10)
     recs = answers(inst, "a", "direct", lambda k, f: k % 2 == 0 or f == "subject")
     out = rows(inst, recs)
-    scores = BENCH.score(inst, recs, source="p")
+    scores = BENCH.eval.score(inst, recs, source="p")
     for field in ("label", "subject", "target", "mechanism"):
         right = sum(r["correct"][field] for r in out if r["group"] == "intent")
         assert 100 * right / 10 == scores["intent"][field]

@@ -60,7 +60,7 @@ def run_tables(
     ablations=ABLATIONS,
 ):
     b = bench()
-    scores = {k: b.score(instances, recs, source=f"{k[0]}/{k[1]}.jsonl") for k, recs in runs.items()}
+    scores = {k: b.eval.score(instances, recs, source=f"{k[0]}/{k[1]}.jsonl") for k, recs in runs.items()}
     params = {
         "seed": 7,
         "models": models,
@@ -71,13 +71,13 @@ def run_tables(
         if per_instance
         else None
     )
-    files, _ = b.tables(scores, params, instances if per_instance else None, summaries)
+    files, _ = b.results.tables(scores, params, instances if per_instance else None, summaries)
     return rendered(files), scores
 
 
 def bench_tables(*args):
     """``MocaBenchmark.tables`` with its files as the stage writes them (``results.tables.rendered``)."""
-    files, headline = bench().tables(*args)
+    files, headline = bench().results.tables(*args)
     return rendered(files), headline
 
 

@@ -78,7 +78,7 @@ def _write_scores(tmp_path: Path, runs: dict) -> list[Path]:
     for (m, meth), right in runs.items():
         path = tmp_path / "scores" / m / f"{meth}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(bench().score(inst, answers(inst, m, meth, right), source=str(path))))
+        path.write_text(json.dumps(bench().eval.score(inst, answers(inst, m, meth, right), source=str(path))))
         paths.append(path)
     return paths
 

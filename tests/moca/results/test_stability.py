@@ -167,4 +167,4 @@ def test_an_order_run_missing_beside_its_order_0_is_an_error_naming_it(instances
 
 def stability_tables(*args):
     """The benchmark's stability files as the tables stage writes them (``results.tables.rendered``)."""
-    return rendered(BENCH.stability_tables(*args))
+    return rendered(BENCH.results.stability_tables(*args))

@@ -20,6 +20,8 @@ from socialbench.moca.schema.methods import (  # noqa: F401 (the answer-format p
     CODE_FENCE,
     EXTRA_KEYS,
     PROMPT_ADDITIONS,
+    REPAIRS,
+    answer_format,
     answer_settings,
 )
 from socialbench.moca.schema.normalize import percent
@@ -301,23 +303,6 @@ def media_error_answer(
         },
         error=f"media: {problem}",
     )
-
-
-#: What changed an answer (``format.repairs``): a format retry, a code fence removed, CoDAR's invalid-tuple rule.
-REPAIRS = ("retry", "code_fence", "invalid_tuple")
-
-
-def answer_format(retries: int = 0, repairs=(), ignored_keys=(), last_tuple_kept: str | None = None) -> dict[str, Any]:
-    """A record's ``format``: retries, repairs, keys dropped, and the stage that left the last tuple kept."""
-    unknown = set(repairs) - set(REPAIRS)
-    if unknown:
-        raise ValueError(f"unknown repair(s) {sorted(unknown)}; known: {', '.join(REPAIRS)}")
-    return {
-        "retries": retries,
-        "repairs": sorted(set(repairs)),
-        "ignored_keys": sorted(set(ignored_keys)),
-        "last_tuple_kept": last_tuple_kept,
-    }
 
 
 def answer_summary(finals: list[Final]) -> dict[str, float]:

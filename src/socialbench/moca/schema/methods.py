@@ -397,3 +397,20 @@ HOOKS: dict[str, MethodHooks] = {
     "direct": MethodHooks(direct_settings),
     "direct_constrained": MethodHooks(direct_settings),
 }
+
+
+#: What changed an answer (``format.repairs``): a format retry, a code fence removed, CoDAR's invalid-tuple rule.
+REPAIRS = ("retry", "code_fence", "invalid_tuple")
+
+
+def answer_format(retries: int = 0, repairs=(), ignored_keys=(), last_tuple_kept: str | None = None) -> dict[str, Any]:
+    """A record's ``format``: retries, repairs, keys dropped, and the stage that left the last tuple kept."""
+    unknown = set(repairs) - set(REPAIRS)
+    if unknown:
+        raise ValueError(f"unknown repair(s) {sorted(unknown)}; known: {', '.join(REPAIRS)}")
+    return {
+        "retries": retries,
+        "repairs": sorted(set(repairs)),
+        "ignored_keys": sorted(set(ignored_keys)),
+        "last_tuple_kept": last_tuple_kept,
+    }

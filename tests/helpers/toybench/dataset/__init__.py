@@ -1,0 +1,1 @@
+"""toybench's dataset hooks (test double)."""

@@ -1,0 +1,1 @@
+"""toybench's eval hooks (test double)."""

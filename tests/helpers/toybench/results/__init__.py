@@ -1,0 +1,1 @@
+"""toybench's results hooks (test double)."""

@@ -1,0 +1,1 @@
+"""toybench's schema hooks (test double)."""
