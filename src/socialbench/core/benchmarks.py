@@ -220,70 +220,55 @@ class DatasetHooks(Hooks):
         raise SocialbenchError(f"benchmark {self.benchmark.name!r} has no prepare stage")
 
 
+#: Records as JSON objects (instances, predictions, outcome rows); every run's scores by (model, run).
+Records = list[dict[str, Any]]
+RunScores = dict[tuple[str, str], dict[str, Any]]
+
+
 class EvalHooks(Hooks, abc.ABC):
+    """Scoring. ``where`` names the files in errors: ``source`` (the predictions), ``lines`` (their line
+    numbers, default 1..n) and ``instances_source``."""
+
     folder = "eval"
 
     @abc.abstractmethod
-    def score(
-        self,
-        instances: list[dict[str, Any]],
-        predictions: list[dict[str, Any]],
-        *,
-        source: str,
-        lines: Sequence[int] | None = None,
-        instances_source: str = "instances",
-    ) -> dict[str, Any]:
+    def score(self, instances: Records, predictions: Records, **where: Any) -> dict[str, Any]:
         """Scores of one (model, method): ``{group: {metric: value}}``."""
 
     @abc.abstractmethod
     def parse_scores(self, data: bytes, source: str) -> dict[str, Any]:
         """A score file read back and checked."""
 
-    def outcomes(
-        self,
-        instances: list[dict[str, Any]],
-        predictions: list[dict[str, Any]],
-        *,
-        source: str,
-        lines: Sequence[int] | None = None,
-        instances_source: str = "instances",
-    ) -> list[dict[str, Any]]:
+    def outcomes(self, instances: Records, predictions: Records, **where: Any) -> Records:
         """One run's outcome per instance, in order, as :meth:`score` scores it: objects with ``id``,
         ``group`` and what ``run_summary`` reads. Only with ``Benchmark.tables_per_instance``."""
         raise NotImplementedError(f"benchmark {self.benchmark.name}: no per-instance outcomes (tables_per_instance)")
 
 
 class ResultsHooks(Hooks, abc.ABC):
+    """The tables and the viewer; ``instances`` and ``summaries`` (each run's :meth:`run_summary`) are given
+    with ``Benchmark.tables_per_instance``."""
+
     folder = "results"
 
-    def run_summary(self, rows: list[dict[str, Any]], *, source: str) -> Any:
+    def run_summary(self, rows: Records, *, source: str) -> Any:
         """What the tables keep of one run's outcomes (a bad row: a DataError naming ``source``); default: all."""
         return source, rows
 
     @abc.abstractmethod
     def tables(
-        self,
-        scores: dict[tuple[str, str], dict[str, Any]],
-        params: dict[str, Any],
-        instances: list[dict[str, Any]] | None = None,
-        summaries: dict[tuple[str, str], Any] | None = None,
+        self, scores: RunScores, params: dict[str, Any], instances: Records | None = None, summaries: dict | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """``({file name: content}, headline metrics)`` from every run's scores (and instances and summaries with
-        ``tables_per_instance``); tables as ``results.tables`` objects, figures bytes, other data text."""
+        """``({file name: content}, headline metrics)`` from every run's scores; tables as ``results.tables``
+        objects, figures bytes, other data text."""
 
     def stability_tables(
-        self,
-        scores: dict[tuple[str, str], dict[str, Any]],
-        params: dict[str, Any],
-        instances: list[dict[str, Any]] | None = None,
-        summaries: dict[tuple[str, str], Any] | None = None,
+        self, scores: RunScores, params: dict[str, Any], instances: Records | None = None, summaries: dict | None = None
     ) -> dict[str, Any]:
         """``{file name: table}`` of the answer-stability tables, order runs included. Default: none."""
         return {}
 
-    def viewer_rows(
-        self, instances: list[dict[str, Any]], predictions: dict[str, dict[str, Any]], traces: dict[str, dict[str, Any]]
-    ) -> list[dict[str, Any]] | None:
+    def viewer_rows(self, instances: Records, predictions: dict[str, dict], traces: dict[str, dict]) -> Records | None:
         """The trace viewer's row per instance (``viewer.ROW_KEYS``); None: ``default_rows``."""
         return None
 
@@ -347,21 +332,10 @@ class Benchmark:
         return []
 
     # ---- stage hooks (:class:`Hooks`), loaded when first asked ------------------------------------
-    @functools.cached_property
-    def schema(self) -> SchemaHooks:
-        return self._hooks(SchemaHooks)
-
-    @functools.cached_property
-    def dataset(self) -> DatasetHooks:
-        return self._hooks(DatasetHooks)
-
-    @functools.cached_property
-    def eval(self) -> EvalHooks:
-        return self._hooks(EvalHooks)
-
-    @functools.cached_property
-    def results(self) -> ResultsHooks:
-        return self._hooks(ResultsHooks)
+    schema = functools.cached_property(lambda self: self._hooks(SchemaHooks))
+    dataset = functools.cached_property(lambda self: self._hooks(DatasetHooks))
+    eval = functools.cached_property(lambda self: self._hooks(EvalHooks))
+    results = functools.cached_property(lambda self: self._hooks(ResultsHooks))
 
     def _hooks(self, kind: type[H]) -> H:
         """``HOOKS`` of ``<package>/<kind.folder>/hooks.py``; without that module, the kind's defaults."""
