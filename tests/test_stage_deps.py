@@ -97,8 +97,8 @@ def imports_per_rule(demo_pipeline):
 
 def plugin_class(path: str) -> bool:
     # The registry reads every benchmark's plug-in class when params are validated (its params
-    # section's schema, the backends it contributes, its params checks): a class whose imports stay
-    # in its methods, and the contracts in its schema/ that its params checks read.
+    # section's schema, the backends it contributes, its params checks): the class, and the contracts
+    # in its schema/ that it imports for its params checks (its stage hooks are not loaded).
     return re.fullmatch(r"src/socialbench/\w+/(benchmark\.py|schema/\w+\.py)", path) is not None
 
 

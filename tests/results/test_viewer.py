@@ -23,8 +23,8 @@ from socialbench.results.viewer_media import MediaStore
 from socialbench.results.viewer_page import read_shard_js
 from tests.helpers.html_tree import parse, rows_of
 from tests.helpers.toybench.benchmark import ToyBenchmark, make_instances
-from tests.helpers.toybench.results.hooks import ToyResults
 from tests.helpers.toybench.methods.chain import Chain
+from tests.helpers.toybench.results.hooks import ToyResults
 
 REPO = Path(__file__).resolve().parents[2]
 
