@@ -1,9 +1,6 @@
-"""Extract a downloaded zip or tar(.gz/.bz2/.xz) archive safely and atomically.
-
-Every member is checked before anything is written: an unsafe path, type or duplicate, an encrypted
-member or a cut tar refuses the WHOLE archive (:class:`UnsafeArchive`). Bombs are refused by
-:class:`ArchiveLimits`. A failure leaves ``dest`` absent (or as it was).
-"""
+"""Extract a downloaded zip or tar(.gz/.bz2/.xz) archive safely and atomically: an unsafe member refuses the WHOLE
+archive (:class:`UnsafeArchive`) before anything is written; bombs are refused by :class:`ArchiveLimits`; a failure
+leaves ``dest`` absent (or as it was)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,7 @@
-"""Fetch one raw-source file over HTTP(S), or copy it from a local mirror (``file://`` or a path), safely.
-
-``download(url, dest, sha256=...)`` resumes a ``dest.part`` with a ``Range`` request, retries with
-backoff on transient failures, checks the sha256, and renames into place only then: ``dest`` is absent
-or whole. URL credentials go as basic auth, never to another host after a redirect, never into a log.
-A file without a pinned sha256 is recorded on first use in a :class:`TrustStore` (``sources.lock``), so
-a file that changes upstream is refused (:class:`ChecksumMismatch`). One pipeline rule owns each file.
-"""
+"""Fetch one raw-source file over HTTP(S), or copy it from a local mirror (``file://`` or a path), safely: ``download``
+resumes a ``dest.part`` (``Range``), retries, checks the sha256, then renames into place. URL credentials go as basic
+auth, never to another host or a log. An unpinned file is recorded in a :class:`TrustStore` (``sources.lock``), so an
+upstream change is refused (:class:`ChecksumMismatch`)."""
 
 from __future__ import annotations
 
@@ -99,8 +95,7 @@ class TrustStore:
         return self.key(source, self.path.parent)
 
     def _load(self) -> dict[str, str]:
-        """The lock's entries, a mirror file's keyed as :meth:`key` keys it now; two entries that name one
-        file with different hashes are refused."""
+        """The lock's entries, mirror files keyed as :meth:`key` keys them now; conflicting hashes are refused."""
         if not self.path.exists():
             return {}
         data = parse_json_object(read_file_bytes(self.path), str(self.path), "{source: sha256}")

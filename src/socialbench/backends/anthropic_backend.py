@@ -2,8 +2,7 @@
 
 Images only. JSON output as structured outputs (``json_mode: output_format``) or a forced tool call
 (``tool``); JSON mode sends the answer's key schema. No temperature is sent unless ``send_temperature:
-true`` (the pinned API version has no sampling parameters). Thinking goes before the answer in ``<think>``.
-"""
+true`` (the pinned API version has no sampling parameters). Thinking goes before the answer in ``<think>``."""
 
 from __future__ import annotations
 

@@ -4,8 +4,7 @@ concurrency per model, retries, and failures turned into error responses.
 A run stops (:class:`~socialbench.backends.retry.StopRun`) after ``max_consecutive_failures`` (default 5)
 attempts in a row found no usable server (no connection, 401/403, 404). Keys go only where they are
 meant (:data:`PROVIDER_KEYS`), and the SDKs' own environment variables are hidden from a client built
-for another server. Subclasses implement ``_make_client``, ``_prepare`` and ``_send`` (one attempt).
-"""
+for another server. Subclasses implement ``_make_client``, ``_prepare`` and ``_send`` (one attempt)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""``hf``: an image-text-to-text model or a text-only causal LM, run in-process with transformers.
-
-docs/backends.md ("Behaviour of each backend") describes it; options: hf.options.json. JSON mode goes
-through xgrammar with no free whitespace (a small model otherwise fills max_tokens with newlines). A
-prefix cache hit gives the same bytes as none (docs/decisions/real-model-speed.md); a non-default
-``prefill_chunk`` sums in another order, so it is part of the identity.
-"""
+"""``hf``: an image-text-to-text model or a text-only causal LM, run in-process with transformers (docs/backends.md;
+options: hf.options.json). JSON mode uses xgrammar with no free whitespace; a non-default ``prefill_chunk`` sums in
+another order, so it is part of the identity."""
 
 from __future__ import annotations
 

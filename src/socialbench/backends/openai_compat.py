@@ -2,8 +2,7 @@
 
 docs/backends.md describes the parts, decoding fields, JSON mode and finish reasons. Reasoning returned
 apart goes before the answer in ``<think>`` tags; a message with reasoning and no content is a truncated
-answer, not a server fault. ``OPENAI_API_KEY`` is read only for api.openai.com.
-"""
+answer, not a server fault. ``OPENAI_API_KEY`` is read only for api.openai.com."""
 
 from __future__ import annotations
 

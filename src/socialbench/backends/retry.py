@@ -2,8 +2,7 @@
 
 Rate limits, server errors, timeouts, dropped connections and malformed bodies are retried (as
 ``Retry-After`` says); anything else fails at once. After ``max_retries`` the call gives up
-(:class:`GaveUp`). A failure's ``kind`` says the server cannot be used (api.py stops the run on those).
-"""
+(:class:`GaveUp`). A failure's ``kind`` says the server cannot be used (api.py stops the run on those)."""
 
 from __future__ import annotations
 

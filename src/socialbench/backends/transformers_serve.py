@@ -2,8 +2,7 @@
 
 Started, shared and stopped like ``vllm serve`` (docs/backends.md; options: transformers_serve.options.json).
 **JSON mode is not enforced**: the server ignores ``response_format`` (transformers 5.24), as the
-declaration and the tables say.
-"""
+declaration and the tables say."""
 
 from __future__ import annotations
 

@@ -3,8 +3,7 @@
 The server is started, shared and stopped by :mod:`socialbench.backends.vllm_servers` unless
 ``options.base_url`` or ``SOCIALBENCH_SERVER_URL_<MODEL>`` names a running one (docs/backends.md; options:
 vllm_backend.options.json). Video goes natively as a ``video_url`` data URL of the clip. An unpinned hub
-model's resolved commit is the owned server's ``--revision``, so the answers and the cache key agree.
-"""
+model's resolved commit is the owned server's ``--revision``, so the answers and the cache key agree."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """vLLM preflight: what ``vllm serve`` would do with our command line and our requests, checked through
 vLLM's own code without starting its engine (a CPU is enough): the serve arguments, the engine
 configuration, each request body and the guided JSON grammar (docs/backends.md, "vLLM preflight").
-Written against vLLM 0.33; an internal API it cannot find is a failed check naming it, not a crash.
-"""
+Written against vLLM 0.33; an internal API it cannot find is a failed check naming it, not a crash."""
 
 from __future__ import annotations
 

@@ -1,12 +1,9 @@
-"""One model server per model on a node (``vllm serve``, ``transformers serve``), shared by every job
-of that model there (docs/scale-out.md, "One model server per model"), and the server process itself.
+"""One model server per model on a node (``vllm serve``, ``transformers serve``), shared by every job of that model
+there (docs/scale-out.md, "One model server per model"), and the server process itself.
 
-Loading a checkpoint takes minutes, so jobs attach to a node-local registry of ``<key>.json`` records
-and ``<key>.lock`` flocks, keyed by the command line without its port. The last user (``pid:start
-time``) to leave stops the server unless :data:`KEEP_ENV` keeps it; under a scheduler the owner waits
-for the other users. A process group is signalled only when :func:`stale_reason` proves the pid is the
-server this project started (docs/security.md, "Process control"); foreign files are left alone.
-"""
+Jobs attach to a node-local registry of ``<key>.json`` records and ``<key>.lock`` flocks, keyed by the command line
+without its port. The last user to leave stops the server unless :data:`KEEP_ENV` keeps it. A process group is signalled
+only when :func:`stale_reason` proves it is this project's server (docs/security.md, "Process control")."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""The backend plug-in kind: a registry of :class:`Backend` subclasses, each implementing
-:meth:`Backend.complete` (a rendered :class:`Request` in, the raw :class:`Response` out). Rendering,
-caching, parsing and scoring live outside backends."""
+"""The backend plug-in kind: a registry of :class:`Backend` subclasses, each implementing :meth:`Backend.complete` (a
+rendered :class:`Request` in, the raw :class:`Response` out)."""
 
 from __future__ import annotations
 
@@ -18,8 +17,7 @@ from socialbench.core.plugins import Entry, Registry, sidecar_json
 
 
 def _keyed(value: dict[str, Any]) -> dict[str, Any]:
-    """A key dict without entries at their absent value: a field added later never changes the key of a
-    request that does not use it, so older cache entries stay valid."""
+    """A key dict without absent-valued entries: a field added later keeps older cache entries valid."""
     return {k: v for k, v in value.items() if v not in (None, (), [], {})}
 
 
@@ -98,9 +96,8 @@ class Message:
 
 @dataclass(frozen=True)
 class Decoding:
-    """How to decode (``json_schema``: guided decoding; ``json_object``: JSON mode; ``sample``: a repeated sample's
-    number). Every field but ``json_keys`` is keyed (absent values left out); ``json_keys``, JSON mode's keys with
-    value types, is sent as the key schema (:func:`key_schema`) by APIs without JSON-object mode."""
+    """How to decode (``json_schema``: guided; ``json_object``: JSON mode; ``sample``: a repeated sample's number). All
+    fields but ``json_keys`` are keyed; ``json_keys`` is sent as a key schema by APIs without JSON-object mode."""
 
     max_tokens: int = 256
     temperature: float = 0.0
@@ -127,10 +124,9 @@ class Decoding:
 
 @dataclass(frozen=True)
 class Request:
-    """A fully rendered model call. ``task``, in the cache key, is the structured view for backends that do not
-    read prose (baselines): ``choices`` ``[{"field", "options": [{"value", "text", "key"?}], "distinct_from"?}]``
-    (none: free text), ``query`` and ``prior_group``. ``shown`` is what the benchmark reads the answer against
-    (e.g. slot maps): never sent, not in the key (the messages show it)."""
+    """A fully rendered model call. ``task``, in the key, is the structured view for backends that read no prose
+    (baselines): ``choices``, ``query`` and ``prior_group``. ``shown`` is what the answer is read against: never sent,
+    not in the key."""
 
     request_id: str  # "<instance id>/<method>/<stage>", unique within a run
     messages: tuple[Message, ...]
@@ -180,8 +176,7 @@ def _free(schema: Any) -> Any:
 
 
 def answer_keys(request: Request) -> dict[str, dict[str, Any]] | None:
-    """The keys JSON mode asks for with value types: ``Decoding.json_keys``, else the task's ``keys`` or
-    ``choices`` fields (strings); None when none."""
+    """JSON mode's keys with value types: ``Decoding.json_keys``, else the task's ``keys``/``choices``."""
     if request.decoding.json_keys:
         return {k: _free(v) for k, v in request.decoding.json_keys.items()}
     keys = request.task.get("keys") or [c.get("field") for c in request.task.get("choices") or []]

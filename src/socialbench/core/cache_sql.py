@@ -244,9 +244,8 @@ class SqlStore(CacheStore):
         on_shared: Callable[[int, Response], None],
         poll_s: float = CLAIM_POLL_S,
     ) -> None:
-        """Make the calls for ``keys`` once across every process using this cache: ``call(indices)`` makes those
-        claimed here (each stored with :meth:`put`), keys a live process claimed are waited for and passed to
-        ``on_shared(index, response)``, dead claims taken over; claims still held at the end are released."""
+        """Make the calls for ``keys`` once across processes: ``call(indices)`` makes those claimed here, a live
+        process's claims are awaited (``on_shared(index, response)``), dead ones taken over."""
         pending = list(range(len(keys)))
         waited_on: set[str] = set()
         try:

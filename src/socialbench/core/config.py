@@ -218,8 +218,7 @@ FILE_STORE_PROBLEM = (
 
 
 def tracking_uri_problem(uri: str, *, allow_file_store: bool = False) -> str | None:
-    """Why MLflow cannot use ``uri`` as its tracking store (checked at load), or None; a file store only with
-    ``allow_file_store`` (``MLFLOW_ALLOW_FILE_STORE=true``)."""
+    """Why MLflow cannot use ``uri`` as its tracking store, or None; a file store needs ``allow_file_store``."""
     import re
     import urllib.parse
 
@@ -337,8 +336,7 @@ def _resource_problems(data: dict[str, Any], where) -> list[str]:
 
 
 def read_params_file(path: str | Path = "params.yaml") -> dict[str, Any]:
-    """The mapping a params file holds, read strictly (a one-line ConfigError with line and column); an empty
-    file or a non-mapping top level refused. Not validated."""
+    """The mapping a params file holds, read strictly (one-line ConfigErrors), not validated; empty refused."""
     raw = load_yaml_file(path, error=ConfigError)
     if raw is None:
         raise ConfigError(

@@ -176,8 +176,7 @@ _JSON = json.JSONDecoder()
 
 
 def json_form(text: str) -> str:
-    """``lone_object`` (an enforced constraint), ``object_then_text``, ``object_inside`` (after a fence or
-    preamble) or ``no_object`` (cut short, or prose)."""
+    """``lone_object`` (enforced), ``object_then_text``, ``object_inside`` (after a preamble) or ``no_object``."""
     stripped = text.strip()
     start = 0
     while (start := stripped.find("{", start)) >= 0:

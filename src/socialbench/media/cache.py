@@ -1,11 +1,6 @@
-"""Content-addressed frame cache with one sidecar manifest per sampled clip (docs/media.md, "Frame
-cache and manifests").
-
-The key is sha256 over the video's bytes (not its name), the sampling, the ffmpeg build and the cache
-format, so a rerun reads frames back without starting any process. Layout: ``<key[:2]>/<key>/`` (manifest
-and frames), ``.locks/``, ``.tmp/`` and ``index.json`` (the cache's Snakemake output). Entries are written
-to ``.tmp`` and renamed into place under a per-key lock, so no half-written entry is ever seen.
-"""
+"""Content-addressed frame cache, one sidecar manifest per sampled clip (docs/media.md, "Frame cache and manifests").
+The key is sha256 over the video's bytes, the sampling, the ffmpeg build and the format. Layout: ``<key[:2]>/<key>/``,
+``.locks/``, ``.tmp/``, ``index.json``; entries are written to ``.tmp`` and renamed in under a per-key lock."""
 
 from __future__ import annotations
 
@@ -75,8 +70,7 @@ class FrameManifest:
         return [self.folder / f.file for f in self.frames]
 
     def records(self, root: str | Path | None = None) -> list[dict[str, Any]]:
-        """The frames as instances carry them: path (relative to ``root`` when inside it), sha256,
-        index, timestamp; in temporal order."""
+        """The frames as instances carry them (path relative to ``root`` when inside, sha256, index, timestamp)."""
         out = []
         for f in self.frames:
             path = self.folder / f.file
@@ -146,8 +140,7 @@ class FrameCache:
         return self._load(self._folder(self._key(video, sampling)[1]))
 
     def frames(self, video: str | Path, sampling: FrameSampling) -> FrameManifest:
-        """Sampled frames of ``video``: from the cache, else from one ffmpeg decoding pass.
-        Raises :class:`~socialbench.media.errors.MediaError` for unusable media."""
+        """Sampled frames of ``video``, from the cache or one ffmpeg decoding pass; MediaError for unusable media."""
         parts, key = self._key(video, sampling)
         folder = self._folder(key)
         manifest = self._load(folder)
@@ -182,8 +175,7 @@ class FrameCache:
         )
 
     def prune(self, keep: set[str]) -> int:
-        """Remove every entry (and its lock) whose key is not in ``keep``, and killed extractions' leftovers;
-        return how many entries went. Root files (the index) stay."""
+        """Remove every entry (and lock) whose key is not in ``keep``, and killed runs' leftovers; returns the count."""
         removed = 0
         for key in self.keys():
             if key not in keep:
@@ -197,9 +189,8 @@ class FrameCache:
         return removed
 
     def remove_stale_tmp(self) -> list[str]:
-        """Remove what killed runs left in ``.tmp/`` (named ``<name>.<pid>``); return the names removed, sorted.
-        A leftover goes only when its process is gone from this machine and, for an entry, the key's lock can
-        be taken at once; names without a pid, and a live process's files, stay."""
+        """Remove what killed runs left in ``.tmp/`` (``<name>.<pid>``) whose process is gone and, for an entry, whose
+        key's lock is free at once; return the names removed, sorted."""
         tmp_dir = self.root / TMP
         if not tmp_dir.is_dir():
             return []
@@ -306,8 +297,7 @@ class FrameCache:
 
 
 def _pid_alive(pid: int) -> bool:
-    """Whether process ``pid`` exists on this machine; True when that cannot be told (no signal 0
-    on Windows), so nothing of a process that may be running is removed."""
+    """Whether process ``pid`` exists on this machine; True when that cannot be told (no signal 0 on Windows)."""
     if pid <= 0 or os.name == "nt":
         return True
     try:

@@ -1,9 +1,6 @@
-"""Clips of synchronized views, the 2x2 mosaic (:func:`cut_views`, :func:`build_mosaic`), and mono
-16 kHz WAV audio (:func:`extract_audio`); errors are MediaErrors naming the file and a problem code.
-
-Cuts re-encode (bit-exact) rather than stream-copy, which starts at a keyframe up to a GOP early per
-view; AVI views, without presentation times, are cut by frame index (:func:`_counted_input`).
-"""
+"""Clips of synchronized views, the 2x2 mosaic (:func:`cut_views`, :func:`build_mosaic`) and mono 16 kHz WAV
+(:func:`extract_audio`); errors are MediaErrors. Cuts re-encode (bit-exact), not stream-copy (a keyframe early); AVI
+views are cut by frame index (:func:`_counted_input`)."""
 
 from __future__ import annotations
 
@@ -35,8 +32,7 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Mosaic:
-    """A 2x2 mosaic of four of the views: ``views`` are positions in the view list, shown
-    top-left, top-right, bottom-left, bottom-right, each labelled with its letter."""
+    """A 2x2 mosaic of four views (positions in the view list), top-left to bottom-right, labelled by letter."""
 
     output: str | Path
     views: tuple[int, int, int, int] = (0, 1, 2, 3)
@@ -58,8 +54,7 @@ class CutResult:
 
 
 def label_font(font: str | Path | None = None) -> Path:
-    """The font for mosaic labels: the one given, else matplotlib's DejaVu Sans Bold (an MLflow
-    dependency), else the system copy."""
+    """The mosaic labels' font: the one given, else matplotlib's DejaVu Sans Bold, else the system copy."""
     candidates: list[Path] = []
     if font is not None:
         candidates.append(Path(font))
@@ -113,8 +108,7 @@ def check_views(
 
 
 def check_mosaic_positions(positions: Sequence[Any], n_views: int, name: str = "mosaic") -> tuple[int, int, int, int]:
-    """Four distinct 0-based positions in a list of ``n_views`` views; else SocialbenchError, its
-    message starting with ``name`` (the CLI passes ``--mosaic``)."""
+    """Four distinct 0-based positions among ``n_views``; else a SocialbenchError starting with ``name``."""
     pos = list(positions)
     if len(pos) != 4:
         raise SocialbenchError(f"{name}: needs four view positions (A, B, C, D), got {len(pos)}: {pos}")
@@ -182,11 +176,9 @@ def cut_views(
     encode: EncodeSettings = EncodeSettings(),
     max_skew_frames: float = 1.0,
 ) -> CutResult:
-    """Cut ``[start, end)`` seconds (from each view's video stream start) from every view in one ffmpeg
-    process, each view decoded once: a clip keeps exactly the frames with ``start <= t < end``.
-    ``outputs`` (one per view, or None for a mosaic only) receive the clips; ``mosaic`` puts four views,
-    scaled and labelled, into a 2x2 ``xstack``. All outputs must hold the same frame count within one
-    (else DECODE_MISMATCH)."""
+    """Cut ``[start, end)`` seconds (from each view's video stream start) from every view in one ffmpeg process, each
+    decoded once. ``outputs`` (one per view, or None for a mosaic only) receive the clips; ``mosaic`` puts four views
+    into a 2x2 ``xstack``. All outputs must hold the same frame count within one (else DECODE_MISMATCH)."""
     if not views:
         raise ValueError("no views to cut")
     if outputs is not None and len(outputs) != len(views):
@@ -222,13 +214,10 @@ _LANDED_ELSEWHERE = "decoding did not start at frame"
 def _counted_input(
     view: str | Path, timeline: VideoTimeline, start: Fraction, end: Fraction, seek: bool
 ) -> tuple[Any, int, int, Fraction]:
-    """The frames ``start <= t < end`` of a video without presentation times, by frame index.
-
-    In an AVI with B-frames the decoder's timestamps are guesses, so an accurate seek started a cut one
-    to three frames early. Instead decoding starts exactly at the keyframe before the first frame
-    (:func:`~socialbench.media.frames.seek_time`; without ``seek``, at frame 0), ``trim`` keeps frames
-    by count and ``setpts`` gives them the timeline's times. Returns the stream, the first and end frame
-    indices, and the decoder timestamp the first kept frame must have (the caller checks it)."""
+    """The frames ``start <= t < end`` of a video without presentation times, by frame index: in an AVI with B-frames
+    the decoder's timestamps are guesses, so decoding starts at the keyframe before the first frame
+    (:func:`~socialbench.media.frames.seek_time`), ``trim`` keeps frames by count and ``setpts`` retimes them. Returns
+    the stream, the first and end frame indices, and the decoder timestamp the first kept frame must have."""
     lo = bisect.bisect_left(timeline.times, start)
     hi = bisect.bisect_left(timeline.times, end)
     pos = bisect.bisect_right(timeline.keyframes, lo) - 1
@@ -437,8 +426,7 @@ def build_mosaic(
     encode: EncodeSettings = EncodeSettings(),
     max_skew_frames: float = 1.0,
 ) -> CutResult:
-    """The 2x2 labelled mosaic of four synchronized close-ups over ``[start, end)`` (default:
-    the whole recording, up to the shortest view)."""
+    """The 2x2 labelled mosaic of four synchronized close-ups over ``[start, end)`` (default: all)."""
     if len(closeups) != 4:
         raise ValueError(f"a mosaic needs four close-ups, got {len(closeups)}")
     if end is None:
@@ -470,8 +458,7 @@ def extract_audio(
     end: float | Fraction | None = None,
     sample_rate: int = 16000,
 ) -> AudioResult:
-    """Mono 16-bit PCM WAV at ``sample_rate`` (16 kHz by default) of the whole file or of
-    ``[start, end)`` (the same window as the video cuts), bit-exact."""
+    """Mono 16-bit PCM WAV at ``sample_rate`` of the whole file or of ``[start, end)``, bit-exact."""
     info = probe(source)
     if info.audio is None:
         kinds = ", ".join(f"{s.codec_type} ({s.codec_name})" for s in info.streams) or "none"

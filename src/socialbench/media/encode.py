@@ -1,6 +1,5 @@
 """Video encoding settings (:class:`EncodeSettings`: bit-exact, one encoder thread) and encoding raw
-RGB frames into a video file (:func:`encode_rgb_frames`, used by the demo data generator).
-"""
+RGB frames into a video file (:func:`encode_rgb_frames`, used by the demo data generator)."""
 
 from __future__ import annotations
 
@@ -19,8 +18,7 @@ from socialbench.media.run import BITEXACT, GLOBAL_ARGS, disk_full, ffmpeg_failu
 
 @dataclass(frozen=True)
 class EncodeSettings:
-    """Video encoding of cut clips and mosaics. One encoder thread keeps the bytes identical on
-    every machine (x264 output depends on its thread count)."""
+    """Video encoding of clips and mosaics; one encoder thread keeps x264's bytes identical on every machine."""
 
     codec: str = "libx264"
     preset: str = "ultrafast"

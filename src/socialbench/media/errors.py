@@ -23,8 +23,7 @@ PROBLEMS += (WINDOW_BEYOND_END, VIEW_LENGTH_MISMATCH, DECODE_MISMATCH, FFMPEG_FA
 
 
 class MediaError(DataError):
-    """A media file cannot be used. ``problem`` is one of :data:`PROBLEMS`; ``str(err)`` reads
-    ``<path>: <problem>: <details>``."""
+    """A media file cannot be used: ``problem`` is one of :data:`PROBLEMS`; reads ``<path>: <problem>: <details>``."""
 
     def __init__(self, path: str, problem: str, detail: str, record: str | None = None):
         if problem not in PROBLEMS:

@@ -2,8 +2,7 @@
 keeps them, and the decoder's own timestamp of each frame is read back (``showinfo``) and checked
 against the :class:`~socialbench.media.probe.VideoTimeline`.
 
-Errors are :class:`~socialbench.media.errors.MediaError` naming the file and a problem code.
-"""
+Errors are :class:`~socialbench.media.errors.MediaError` naming the file and a problem code."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""What a media file holds: probing and exact frame times (ffprobe only, nothing is decoded).
-
-* :func:`probe` - duration, fps, frame count, streams, rotation of a file (:class:`MediaInfo`).
-* :func:`require_video` - its video stream, refusing still images and cover art.
-* :func:`video_timeline` - exact presentation time of every video frame (one demux-only ffprobe).
-
-Errors are :class:`~socialbench.media.errors.MediaError` naming the file and a problem code.
-"""
+"""What a media file holds (ffprobe only, nothing decoded): :func:`probe` (:class:`MediaInfo`), :func:`require_video`
+(refusing stills and cover art), :func:`video_timeline` (every frame's exact time). Errors are
+:class:`~socialbench.media.errors.MediaError` naming file and problem."""
 
 from __future__ import annotations
 
@@ -52,8 +47,7 @@ _PROBED_MAX = 256
 
 
 def _memo(memo: OrderedDict[tuple[Any, ...], Any], limit: int, path: Path, *args: Any, make: Any) -> Any:
-    """``make()``, kept in ``memo`` (the ``limit`` latest) by ``args`` and the file's identity and change
-    times, so a rewritten file is read again."""
+    """``make()``, kept in ``memo`` (the ``limit`` latest) by ``args`` and the file's identity and change times."""
     try:
         st = os.stat(path)
         key: tuple[Any, ...] | None = (*args, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
@@ -190,8 +184,7 @@ class MediaInfo:
 
     @property
     def seek_offset(self) -> Fraction:
-        """What to add to a time measured from the start of the video stream (else the audio
-        stream) to get ffmpeg's -ss, which counts from the container start."""
+        """Added to a time from the video (else audio) stream start to get ffmpeg's -ss (from the container start)."""
         stream = self.video or self.audio
         if stream is None or stream.start_time is None or self.start_time is None:
             return Fraction(0)
@@ -289,17 +282,15 @@ def _raw_stream(data: dict[str, Any], index: int) -> dict[str, Any] | None:
 
 
 def _count_packets(path: Path, index: int) -> int:
-    """The packets of stream ``index`` (demux only, no decoding), e.g. the pictures an image
-    demuxer reads."""
+    """The packets of stream ``index`` (demux only, no decoding), e.g. the pictures an image demuxer reads."""
     data, _ = _ffprobe_json(path, select_streams=str(index), count_packets=None)
     raw = _raw_stream(data, index)
     return (_num(raw.get("nb_read_packets"), int) if raw else None) or 0
 
 
 def probe(path: str | Path, *, count_frames: bool = False) -> MediaInfo:
-    """Format, streams, duration, fps, rotation and video frame count of a media file; MediaError for a
-    missing, empty, unreadable or truncated one. The frame count is the container's (MP4 records it,
-    Matroska/WebM do not), else (or with ``count_frames``) the video packets counted, demux only."""
+    """Format, streams, duration, fps, rotation and video frame count of a media file (MediaError for a missing, empty,
+    unreadable or truncated one); the frame count is the container's, else the packets counted."""
     p = check_file(path)
     data, err = _ffprobe_json(p)
     _check_truncation(p, err)

@@ -1,8 +1,7 @@
 """The media report: every instance left out (or that stopped the run) and why, plus counts.
 
 Written as ``results/reports/media.jsonl`` (sorted) and ``media.md``, byte-deterministic: no timings or
-cache statistics (those go to the log), so DVC sees no change on a rerun.
-"""
+cache statistics (those go to the log), so DVC sees no change on a rerun."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""Running ffmpeg and ffprobe: the executables, one command line run with its failure turned into a
-:class:`~socialbench.media.errors.MediaError`, and the tool's identity for cache keys and manifests.
-The command lines are built in probe, frames, encode and clips.
-"""
+"""Running ffmpeg and ffprobe: the executables, a command run with its failure as a
+:class:`~socialbench.media.errors.MediaError`, and the tool's identity for cache keys and manifests."""
 
 from __future__ import annotations
 
@@ -53,8 +51,7 @@ _DISK_FULL = ("No space left on device", "Disk quota exceeded")
 
 
 def disk_full(stderr: bytes) -> bool:
-    """Whether ffmpeg's messages say the disk it wrote to is full (it can exit 0 even then, when the
-    failed write was the file's trailer)."""
+    """Whether ffmpeg says its disk is full (it can exit 0 when the failed write was the trailer)."""
     text = stderr.decode("utf-8", "replace")
     return any(marker in text for marker in _DISK_FULL)
 
@@ -62,9 +59,8 @@ def disk_full(stderr: bytes) -> bool:
 def ffmpeg_failure(
     returncode: int, stderr: bytes, path: str | Path, what: str, out: str | Path | None = None
 ) -> Exception:
-    """The error of a failed ffmpeg run: a full disk is a :class:`~socialbench.core.paths.DiskFull`
-    naming the output file ``out`` (its partial bytes removed), one line; anything else a MediaError
-    (``ffmpeg_failed``) naming ``path``, what was being done and ffmpeg's last messages."""
+    """The error of a failed ffmpeg run: a full disk is a one-line ``DiskFull`` naming ``out`` (partial bytes removed),
+    else a MediaError naming ``path``, the action and ffmpeg's last messages."""
     if disk_full(stderr):
         target = Path(out) if out is not None else Path(path)
         if out is not None and Path(out).is_file():  # a cut-off file is never left as if it were whole
@@ -76,8 +72,7 @@ def ffmpeg_failure(
 
 
 def describe_exit(returncode: int) -> str:
-    """How a process ended, for messages: "failed (exit status N)", or "crashed (SIGSEGV)" for a
-    signal (a negative ``returncode``)."""
+    """How a process ended: "failed (exit status N)", or "crashed (SIGSEGV)" for a signal."""
     if returncode < 0:
         try:
             return f"crashed ({signal.Signals(-returncode).name})"
@@ -90,14 +85,12 @@ _LOG_PREFIX = re.compile(r"\[[^\]]*@ 0x[0-9a-fA-F]+\]\s*")
 
 
 def clean_log_line(line: str) -> str:
-    """An ffmpeg log line without its "[demuxer @ 0x55d...]" prefix (a memory address would make
-    reports differ from run to run)."""
+    """An ffmpeg log line without its "[demuxer @ 0x55d...]" prefix (addresses differ from run to run)."""
     return _LOG_PREFIX.sub("", line).strip()
 
 
 def last_lines(stderr: bytes, n: int = 3) -> str:
-    """The last ``n`` non-empty lines of an ffmpeg/ffprobe stderr, cleaned (:func:`clean_log_line`)
-    and joined with " | ", or "no message"."""
+    """The last ``n`` non-empty lines of an ffmpeg/ffprobe stderr, cleaned, joined with " | ", or "no message"."""
     lines = [clean_log_line(ln) for ln in stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
     return " | ".join(lines[-n:]) or "no message"
 
@@ -110,8 +103,7 @@ def ffmpeg_version() -> str:
 
 
 def tool_identity(memo_dir: str | Path | None = None) -> str:
-    """sha256 of the ffmpeg executable (the exact build, for cache keys), memoised in
-    ``memo_dir/tool-ids.json`` by real path, size and mtime, so a hit reads no binary."""
+    """sha256 of the ffmpeg executable (for cache keys), memoised in ``memo_dir/tool-ids.json`` by path, size, mtime."""
     binary = Path(ffmpeg_path()).resolve()
     st = binary.stat()
     stamp = f"{binary}|{st.st_size}|{st.st_mtime_ns}"

@@ -1,9 +1,5 @@
-"""Which frames to take: pure functions over frame counts and exact timestamps (no I/O).
-
-Timestamps are exact :class:`fractions.Fraction` seconds. Conventions (docs/media.md): uniform N takes the
-middle frame of each of N equal segments (every frame once when N > F); fixed fps takes, at each ``k / fps``
-before the end, the frame on screen then.
-"""
+"""Which frames to take: pure functions over frame counts and exact :class:`fractions.Fraction` timestamps. Uniform N
+takes the middle frame of each of N equal segments; fixed fps, at each ``k / fps``, the frame on screen then."""
 
 from __future__ import annotations
 
@@ -20,8 +16,7 @@ IMAGE_FORMATS = ("png", "jpg")
 
 
 class SamplingError(ConfigError, ValueError):
-    """Invalid sampling settings: shown to the user as one line (a ConfigError), and still a
-    ValueError for callers that catch that."""
+    """Invalid sampling settings: a one-line ConfigError, still a ValueError for callers catching that."""
 
 
 def to_fraction(value: float | int | str | Fraction) -> Fraction:
@@ -137,8 +132,7 @@ def window_indices(timestamps: Sequence[Fraction], start: Fraction, end: Fractio
 
 
 def fit_size(width: int, height: int, max_side: int | None) -> tuple[int, int]:
-    """Output size keeping the aspect ratio with the longest side at most ``max_side``
-    (never upscaled; each side rounded to the nearest integer, at least 1)."""
+    """Output size keeping the aspect ratio, longest side at most ``max_side`` (never upscaled; sides >= 1)."""
     if width < 1 or height < 1:
         raise ValueError(f"bad frame size {width}x{height}")
     if max_side is None or max(width, height) <= max_side:
@@ -164,8 +158,7 @@ def ffmpeg_seconds(value: Fraction) -> str:
 
 @dataclass(frozen=True)
 class Segment:
-    """A stretch of frames decoded in one go: from keyframe ``first`` up to ``last`` (inclusive),
-    keeping ``targets``."""
+    """Frames decoded in one go: from keyframe ``first`` up to ``last`` (inclusive), keeping ``targets``."""
 
     first: int
     last: int
@@ -175,11 +168,10 @@ class Segment:
 def plan_segments(
     targets: Sequence[int], keyframes: Sequence[int], max_segments: int = 24, seek_cost: int = 0
 ) -> list[Segment]:
-    """Split the decoding of ``targets`` (ascending frame indices) into segments starting at keyframes, so
-    stretches holding no target are skipped. A target starts a new segment when its keyframe lies more
-    than ``seek_cost`` frames (the cost of opening one more input; 0: whenever seeking skips any) after
-    the segment's last target. Frames before the first keyframe are reached from frame 0. Over
-    ``max_segments``, the two closest neighbours are merged until it fits."""
+    """Split the decoding of ``targets`` (ascending frame indices) into segments starting at keyframes, skipping
+    stretches with no target: a target starts a new segment when its keyframe lies more than ``seek_cost`` frames (0:
+    whenever seeking skips any) after the segment's last target. Over ``max_segments``, the two closest neighbours merge
+    until it fits."""
     if not targets:
         raise ValueError("no target frames")
     if max_segments < 1:

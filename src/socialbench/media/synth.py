@@ -1,8 +1,7 @@
 """Synthetic videos whose frames carry their own index, and reading that index back.
 
 Each frame shows ``BITS`` black/white cells along its bottom edge, bit ``b`` of its number in cell ``b``,
-which survives compression and scaling, so any extracted frame, clip or mosaic panel decodes back.
-"""
+which survives compression and scaling, so any extracted frame, clip or mosaic panel decodes back."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""Transcript windowing: the words or utterances of a time window, with speaker letters and times
-relative to the window start (seconds, rounded to the millisecond). Pure functions.
-
-Rules (docs/media.md): a word belongs to the window holding its midpoint, so consecutive windows share
-no word and lose none; an utterance to every window it overlaps (``rule="overlap"``, clipped and marked
-``partial``), only wholly inside (``"inside"``), or by its midpoint (``"midpoint"``).
-"""
+"""Transcript windowing (pure): the words or utterances of a time window, speaker letters and times relative to its
+start. A word belongs to the window holding its midpoint; an utterance to every window it overlaps (``rule="overlap"``,
+clipped, ``partial``), only wholly inside (``"inside"``), or by its midpoint (``"midpoint"``)."""
 
 from __future__ import annotations
 
@@ -62,8 +58,7 @@ def speaker_letters(speakers: Iterable[str]) -> dict[str, str]:
 def window_words(
     words: Sequence[Word], start: float, end: float, *, speakers: Mapping[str, str] | None = None
 ) -> list[WindowItem]:
-    """Words whose midpoint lies in ``[start, end)``, in time order, times relative to ``start``
-    and clipped to the window."""
+    """Words whose midpoint lies in ``[start, end)``, in time order, times relative to ``start``, clipped."""
     return window_utterances(words, start, end, speakers=speakers, rule="midpoint")
 
 
@@ -99,8 +94,7 @@ def window_utterances(
 
 
 def words_to_utterances(items: Sequence[WindowItem], max_gap: float = 1.0) -> list[WindowItem]:
-    """Join time-ordered words into turns: consecutive words of one speaker at most ``max_gap``
-    seconds apart (another speaker's word in between starts a new turn)."""
+    """Join time-ordered words into turns: one speaker's consecutive words at most ``max_gap`` s apart."""
     out: list[WindowItem] = []
     for w in _sorted(list(items)):
         last = out[-1] if out else None
@@ -119,9 +113,8 @@ def format_transcript(items: Sequence[WindowItem]) -> str:
 
 
 class SpanIndex:
-    """The items of a timeline (``start``/``end`` seconds) that may meet a window, found by bisection (a
-    meeting has thousands of words and windows): ``near(a, b)`` is an ordered superset of the items
-    overlapping ``[a, b]``, for the caller's exact rule to pick from."""
+    """The items of a timeline (``start``/``end`` seconds) that may meet a window, found by bisection: ``near(a, b)`` is
+    an ordered superset of the items overlapping ``[a, b]``, for the caller's exact rule."""
 
     def __init__(self, items: Sequence[Mapping[str, Any]]):
         self.items = items
@@ -130,8 +123,7 @@ class SpanIndex:
         self._longest = max((it["end"] - it["start"] for it in items), default=0.0)
 
     def near(self, a: float, b: float) -> list[Mapping[str, Any]]:
-        """Items starting in ``[a - longest, b]``: every item that overlaps ``[a, b]`` (or has its
-        midpoint there) starts in it."""
+        """Items starting in ``[a - longest, b]``: every item overlapping ``[a, b]`` starts in it."""
         lo = bisect_left(self._starts, a - self._longest)
         hi = bisect_left(self._starts, b)
         while hi < len(self._starts) and self._starts[hi] == b:
@@ -143,8 +135,7 @@ _INDEXES: dict[int, SpanIndex] = {}
 
 
 def span_index(items: Sequence[Mapping[str, Any]]) -> SpanIndex:
-    """The ``SpanIndex`` of ``items``, built once per sequence object (a few kept: one per meeting in
-    turn)."""
+    """The ``SpanIndex`` of ``items``, built once per sequence object (a few kept: one per meeting in turn)."""
     index = _INDEXES.get(id(items))
     if index is None or index.items is not items:
         if len(_INDEXES) >= 8:

@@ -1,9 +1,6 @@
-"""The results book: one PDF (Typst, compiled in-process by the ``typst`` wheel) of every table and
-figure, each with a footnote naming its MLflow run, git commit, instances hash and command.
-
-Assembly is pure (``render_book``). Same inputs, same bytes: runs are found by content key, not date; no
-date in the document; only the wheel's fonts are used.
-"""
+"""The results book: one PDF (Typst, compiled in-process by the ``typst`` wheel) of every table and figure, each
+footnoted with its MLflow run, git commit, instances hash and command. Assembly is pure (``render_book``): same inputs,
+same bytes."""
 
 from __future__ import annotations
 
@@ -53,8 +50,7 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 def typst_string(text: str) -> str:
-    """``text`` as a Typst string literal: data never enters the source as markup, so no character
-    in a table cell or path can change how the book is set."""
+    """``text`` as a Typst string literal: data never enters the source as markup."""
     out = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
     return '"' + _CONTROL.sub(lambda m: f"\\u{{{ord(m.group()):x}}}", out) + '"'
 
@@ -213,8 +209,7 @@ _PREAMBLE = """#set document(title: %(title)s, author: (), date: none)
 
 
 def footnote(section: Section, item: Item) -> str:
-    """Where an item came from (a Typst footnote): the MLflow run that logged it, the commit on that
-    run, the data hash and the command that made it."""
+    """Where an item came from (a Typst footnote): its MLflow run, that run's commit, data hash and command."""
     run, script = section.pipeline_run, section.script
     return call(
         "footnote",
@@ -324,9 +319,8 @@ def table_script(benchmark: str, rule: str | None = None) -> Script:
 
 
 def folder_files(folder: Path) -> list[Path]:
-    """Every file under ``folder`` (sorted; dot-names left out), each a regular file inside it: a link out
-    of it or to a folder, a FIFO, device or socket is a DataError naming it, so nothing else is read
-    through a tables folder. Folder links are not followed."""
+    """Every file under ``folder`` (sorted; dot-names left out), each a regular file inside it: a link out of it or to a
+    folder, or a special file, is a DataError naming it. Folder links are not followed."""
     root = folder.resolve()
     found = []
     for dirpath, dirnames, filenames in os.walk(folder):
@@ -372,8 +366,7 @@ def read_table(path: Path, shown: str, artifact: str) -> Item:
 
 
 def read_items(tables_dir: Path) -> tuple[Item, ...]:
-    """A tables folder's tables and figures as book items (tables first, each kind by path), read
-    and checked before any tracking store is opened."""
+    """A tables folder's tables and figures as book items, read and checked before any store is opened."""
     if not tables_dir.is_dir():
         raise DataError(str(tables_dir), "tables folder not found (--tables-dir; `socialbench tables` writes it)")
     files = folder_files(tables_dir)
@@ -449,9 +442,8 @@ def read_section(
     items: tuple[Item, ...] | None = None,
     rule: str | None = None,
 ) -> Section:
-    """A benchmark's section from its tables folder (``items``: as :func:`read_items` read it, else
-    read now), instances file and track summary, with the runs that logged them looked up in the
-    store. Any item or run that cannot be found is an error."""
+    """A benchmark's section from its tables folder (``items``: as :func:`read_items` read it), instances file and track
+    summary, with the runs that logged them; anything not found is an error."""
     if benchmark not in available_benchmarks():
         raise ConfigError(
             f"book: --benchmark {benchmark} is not a registered benchmark (one of: {', '.join(available_benchmarks())})"

@@ -1,6 +1,5 @@
 """The results layout, owned here alone: every per-run file is ``<root>/<kind>/<benchmark>/<model>/<run><ext>``,
-and params decide which runs exist. The rules, the stages and pruning all ask this module. Pure functions.
-"""
+and params decide which runs exist. The rules, the stages and pruning all ask this module. Pure functions."""
 
 from __future__ import annotations
 

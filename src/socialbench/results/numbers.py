@@ -2,8 +2,7 @@
 arithmetic on those numbers the tables print (``percent``, ``difference``, ``mean``).
 
 So a tie (12.345) rounds the same way everywhere. An exact value (``Fraction``, ``Decimal``) is
-rounded as it is; a float as it prints (its shortest repr), the value a reader sees. Pure functions.
-"""
+rounded as it is; a float as it prints (its shortest repr), the value a reader sees. Pure functions."""
 
 from __future__ import annotations
 
@@ -55,8 +54,7 @@ def difference(a: Number | None, b: Number | None) -> float | None:
 
 
 def mean(values: Iterable[Number | None]) -> float | None:
-    """The mean of printed values, rounded half-up; None when one is None or none is given (a mean of
-    fewer values would not compare with the others)."""
+    """The mean of printed values, rounded half-up; None when one is None or none is given."""
     values = list(values)
     if not values or any(v is None for v in values):
         return None

@@ -1,7 +1,6 @@
 """Removing a model or method is one params edit: outputs of runs params no longer make are moved out of
 the result folders (``prune-outputs``), and dvc.lock entries of stages dvc.yaml no longer defines are
-dropped (``prune-lock``; DVC alone keeps them forever).
-"""
+dropped (``prune-lock``; DVC alone keeps them forever)."""
 
 from __future__ import annotations
 
@@ -44,8 +43,7 @@ def stale_reason(
 def stale_runs(
     files: Iterable[tuple[str, str, str]], params: Mapping[str, Any], methods: Iterable[str], benchmark: str
 ) -> list[tuple[str, str]]:
-    """[(relative path, reason)] of the (relative path, model, file name) entries params no longer make,
-    sorted by path (deterministic reports)."""
+    """[(relative path, reason)] of the (path, model, file name) entries params no longer make, by path."""
     methods = list(methods)
     reasons = [(rel, stale_reason(model, run_of(name), params, methods, benchmark)) for rel, model, name in files]
     return sorted((rel, reason) for rel, reason in reasons if reason is not None)
@@ -75,10 +73,9 @@ def _run_files(results: Path, benchmark: str, kinds: Iterable[str]) -> list[tupl
 def prune_outputs(
     results: Path, benchmark: str, p: dict[str, Any], archive: Path | None, kinds: Iterable[str] = RUN_KINDS
 ) -> list[dict[str, str]]:
-    """Move (``archive`` given: to archive/<same relative path>, replacing an older copy) or delete the
-    per-run outputs of a benchmark whose (model, method) run params no longer make, in the folders of
-    ``kinds`` (default: every kind); remove the model folders left empty. Returns one report record per
-    path: {path, reason, action}."""
+    """Move (``archive`` given: to archive/<same relative path>, replacing an older copy) or delete the per-run outputs
+    of a benchmark whose (model, method) run params no longer make, in the folders of ``kinds`` (default: every kind);
+    remove the model folders left empty. Returns one report record per path: {path, reason, action}."""
     section = p.get(benchmark)
     if not isinstance(section, dict) or "methods" not in section:
         raise ConfigError(f"prune-outputs: params has no {benchmark}.methods (is {benchmark} a benchmark section?)")

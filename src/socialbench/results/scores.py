@@ -1,8 +1,5 @@
-"""Reading result files back for the stages after scoring (tables, track), generic over benchmarks.
-
-A score file is ``{group: {metric: value, "n": N}}``; an outcomes file holds one object per instance, in
-order. The tables never score again: cheap checks tie the outcomes to the instances and the score file.
-"""
+"""Reading result files back for the stages after scoring (tables, track): score files ``{group: {metric: value, "n":
+N}}`` and outcomes files, one object per instance; cheap checks tie them to the instances."""
 
 from __future__ import annotations
 
@@ -20,8 +17,7 @@ from socialbench.core.paths import remove_inside
 def read_score_files(
     benchmark: Benchmark, scores: list[Path], p: dict[str, Any], params: Path
 ) -> dict[tuple[str, str], dict[str, Any]]:
-    """{(model, method): scores} from score files, each read and checked by the benchmark
-    (``parse_scores``) and all checked together (:func:`collect_scores`)."""
+    """{(model, method): scores} from score files, each checked by ``parse_scores``, then together."""
     entries = []
     for path in scores:
         data = read_file_bytes(path, "score file")  # missing, a folder or a FIFO: a DataError naming it
@@ -37,8 +33,7 @@ TEXT_ONLY = "text-only"
 
 
 def row_category(entry: dict[str, Any]) -> str:
-    """A model's category as its table rows show it: params' ``category``, marked ``(text-only)`` when the
-    entry declares the model takes no media (``modalities: []``)."""
+    """A model's category in table rows: params' ``category``, ``(text-only)`` when ``modalities: []``."""
     category = str(entry.get("category") or "")
     if entry.get("modalities") == [] and TEXT_ONLY not in category:
         return f"{category} ({TEXT_ONLY})" if category else TEXT_ONLY
@@ -51,9 +46,8 @@ def collect_scores(
     params_source: str,
     group_size: Callable[[dict[str, Any]], int] | None = None,
 ) -> dict[tuple[str, str], dict[str, dict[str, Any]]]:
-    """{(model, method): scores} from (source path, model, method, checked scores) entries. Every model must
-    be in ``categories``, each pair come once, and every file cover the same groups with the same sizes
-    (``group_size``), so no row is silently replaced or lost."""
+    """{(model, method): scores} from (source path, model, method, checked scores) entries; models must be in
+    ``categories``, pairs unique, and files cover the same groups with the same sizes."""
     size = group_size or (lambda m: m["n"])
     out: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
     first_source: dict[tuple[str, str], str] = {}
@@ -101,8 +95,7 @@ def run_metrics_files(headline: dict[str, Any]) -> dict[str, Any]:
 
 
 def write_run_metrics(folder: Path, headline: dict[str, Any]) -> list[Path]:
-    """Rewrite ``folder`` whole with :func:`run_metrics_files` (a run no longer in the headline leaves
-    no file, so no row). Returns the files written."""
+    """Rewrite ``folder`` whole with :func:`run_metrics_files` (a dropped run leaves no file); returns them."""
     if folder.is_symlink() or folder.is_dir():
         remove_inside(folder, folder.parent)  # a link goes as a link, never followed
     written = []
@@ -126,9 +119,7 @@ def check_outcomes(
     sizes: Mapping[str, int],
     scores_source: str,
 ) -> None:
-    """``rows`` (read from ``source``, ``lines[k]`` the file line of ``rows[k]``) against the ids of the
-    instances, in order, and ``sizes``, the instances the score file (``scores_source``) counts in each
-    group (the benchmark's ``group_size``)."""
+    """``rows`` (``lines[k]``: ``rows[k]``'s file line) against the instances' ids and the score file's ``sizes``."""
     if len(rows) != len(instance_ids):
         raise DataError(
             source, f"{len(rows)} outcome(s) for {len(instance_ids)} instances: written for other instances ({RESCORE})"

@@ -1,11 +1,7 @@
-"""Answer stability under option order (params ``<benchmark>.robustness``;
-docs/decisions/answer-stability.md): pure functions over correctness and answers under K option orders.
-
-A cell's input: ``correct`` ``(K, N, C)`` booleans, ``answers`` (K lists of N resolved answers; None is
-an answer too), and ``distinct``, each instance's number of distinct orders (order k counts as k mod it).
-Statistics in percent of N: per-order accuracy and its mean/min/max, circular accuracy (CircularEval),
-agreement and the order-0 minus circular gap, with the paper tables' instance-bootstrap 95% intervals.
-"""
+"""Answer stability under option order (params ``<benchmark>.robustness``; docs/decisions/answer-stability.md), pure. A
+cell's input: ``correct`` ``(K, N, C)`` booleans, ``answers`` (K lists of N resolved answers) and ``distinct``, each
+instance's number of distinct orders. Statistics in percent of N: per-order accuracy, circular accuracy, agreement and
+the order-0 minus circular gap, with instance-bootstrap 95% intervals."""
 
 from __future__ import annotations
 
@@ -31,10 +27,9 @@ Stat = Interval
 
 @dataclass(frozen=True)
 class Stability:
-    """A cell's statistics: ``orders`` the accuracy of the main column under each order (K values);
-    ``mean``, ``low_order``, ``high_order`` its mean, min and max over the orders; ``circular`` per
-    column; ``agreement``; ``gap`` = order 0 - circular of the main column (points); ``n`` instances,
-    ``fewer`` of which have fewer distinct orders than K."""
+    """A cell's statistics: ``orders`` the main column's accuracy under each order,
+    ``mean``/``low_order``/``high_order`` over them; ``circular`` per column; ``agreement``; ``gap`` = order 0 -
+    circular (points); ``n`` instances, ``fewer`` of which have fewer distinct orders than K."""
 
     orders: list[Stat]
     mean: Stat
@@ -48,8 +43,7 @@ class Stability:
 
 
 def effective(correct: np.ndarray, distinct: np.ndarray) -> np.ndarray:
-    """``correct`` (K, N, C) with each instance's repeated orders (k >= its distinct count) replaced by
-    the orders they repeat (k mod the count)."""
+    """``correct`` (K, N, C) with each instance's repeated orders replaced by the orders they repeat (k mod count)."""
     k_all = correct.shape[0]
     idx = np.arange(k_all)[:, None] % np.maximum(distinct, 1)[None, :]  # (K, N)
     return np.take_along_axis(correct, idx[:, :, None], axis=0)
@@ -61,8 +55,7 @@ def circular(correct: np.ndarray, distinct: np.ndarray) -> np.ndarray:
 
 
 def agreement(answers: Sequence[Sequence[Hashable]], distinct: np.ndarray) -> np.ndarray:
-    """(N,): the resolved answer is the same under every distinct order of the instance (no answer
-    counts as the answer "none")."""
+    """(N,): the resolved answer is the same under every distinct order (no answer counts as "none")."""
     k_all = len(answers)
     n = len(answers[0]) if answers else 0
     out = np.ones(n, dtype=bool)
@@ -73,9 +66,8 @@ def agreement(answers: Sequence[Sequence[Hashable]], distinct: np.ndarray) -> np
 
 
 def answer_codes(answers: Iterable[Any]) -> np.ndarray:
-    """(N,) 16-byte BLAKE2b codes of resolved answers' canonical JSON, so the tables compare answers across
-    orders without keeping them. Equal answers (lists and tuples alike, dicts in any key order) give equal
-    codes."""
+    """(N,) 16-byte BLAKE2b codes of resolved answers' canonical JSON, so the tables compare answers across orders
+    without keeping them. Equal answers (lists and tuples alike, dicts in any key order) give equal codes."""
     return np.array(
         [
             hashlib.blake2b(
@@ -118,9 +110,7 @@ def stability(
     key: Sequence[Any],
     n_resamples: int = DEFAULT_RESAMPLES,
 ) -> Stability:
-    """The statistics of one cell (module docstring); ``main`` is the column whose accuracy is given
-    under each order, summarised over the orders and compared with its circular accuracy. ``key``
-    (model, run, group...) seeds the cell's resamples with ``cell_seed(seed, *key)``."""
+    """The statistics of one cell (module docstring) for the ``main`` column; ``key`` seeds its resamples."""
     c = np.asarray(correct, dtype=bool)
     d = np.asarray(distinct, dtype=int)
     if c.ndim != 3 or c.shape[2] != len(columns):

@@ -4,8 +4,7 @@ A benchmark's :class:`MetricSet` defines each metric as a count of a per-instanc
 (a mean) or over another indicator's count (a ratio, ``None`` when that is 0). A cell's input is a boolean
 matrix ``(n_instances, columns)``, optionally with an ``invalid`` column, or a dict ``{column: array}``.
 Results are in percent; resamples come from ``resample_counts`` (PCG64 from the seed: the same inputs and
-seed give bit-identical results), a cell's seed from its key (``cell_seed``).
-"""
+seed give bit-identical results), a cell's seed from its key (``cell_seed``)."""
 
 from __future__ import annotations
 
@@ -30,10 +29,9 @@ Seed = int | np.random.SeedSequence | None
 
 @dataclass(frozen=True)
 class MetricSet:
-    """A benchmark's metrics over per-instance correctness: ``columns`` in matrix order; ``derived``
-    indicators, each the conjunction of the columns it names; ``metrics``: metric -> (numerator,
-    denominator or ``None`` for N), in output order, a ratio undefined when its denominator's count is 0.
-    ``invalid_rate`` (the optional ``invalid`` column over N) comes last when a cell has that column."""
+    """A benchmark's metrics: ``columns`` in matrix order; ``derived`` indicators, each the conjunction of the columns
+    it names; ``metrics``: metric -> (numerator, denominator or ``None`` for N), in output order. ``invalid_rate`` comes
+    last when a cell has an ``invalid`` column."""
 
     columns: tuple[str, ...]
     metrics: Mapping[str, tuple[str, str | None]]
@@ -78,8 +76,7 @@ class Interval(NamedTuple):
 
 @dataclass(frozen=True)
 class CellCI(Mapping[str, Interval]):
-    """``bootstrap_ci``'s result, metric -> ``Interval``; ``undefined[metric]`` counts the resamples left
-    out of its interval (a ratio's denominator 0)."""
+    """``bootstrap_ci``'s result, metric -> ``Interval``; ``undefined``: resamples left out per metric."""
 
     intervals: dict[str, Interval]
     undefined: dict[str, int]
@@ -128,8 +125,7 @@ class Holm(NamedTuple):
 
 
 def _as_matrix(correct: Correctness, defs: MetricSet) -> tuple[np.ndarray, bool]:
-    """(n, columns [+ 1]) bool matrix in the set's column (+ invalid) order, and whether the invalid
-    column is there."""
+    """(n, columns [+ 1]) bool matrix in the set's column (+ invalid) order, and whether the invalid column is there."""
     cols_ = defs.columns
     if isinstance(correct, Mapping):
         missing = [k for k in cols_ if k not in correct]
@@ -170,8 +166,7 @@ def _indicators(m: np.ndarray, has_invalid: bool, defs: MetricSet) -> tuple[list
 
 
 def per_instance(correct: Correctness, metric: str, *, defs: MetricSet) -> np.ndarray:
-    """Per-instance correctness for a metric that is a mean over instances (not a ratio, not
-    invalid_rate): the input of ``mcnemar_exact``. Ratio metrics have none."""
+    """Per-instance correctness of a mean metric (not a ratio or invalid_rate): the input of ``mcnemar_exact``."""
     m, has_invalid = _as_matrix(correct, defs)
     names, ind = _indicators(m, has_invalid, defs)
     means = [k for k, (_, den) in defs.metrics.items() if den is None]
@@ -207,8 +202,7 @@ def _check_common(n_resamples: int, level: float) -> None:
 
 
 def resample_counts(n: int, n_resamples: int, seed: Seed) -> np.ndarray:
-    """(n_resamples, n): how often each instance is drawn in each resample (every function here draws
-    these), for statistics a MetricSet cannot express (a Macro-F1)."""
+    """(n_resamples, n): how often each instance is drawn in each resample, for e.g. a Macro-F1."""
     return _resample_counts(np.random.default_rng(seed), n, n_resamples)
 
 
@@ -219,8 +213,7 @@ def _resample_counts(rng: np.random.Generator, n: int, n_resamples: int) -> np.n
 
 
 def _percentiles(values: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Column-wise percentile interval of (B, M) values ignoring NaN (numpy's default linear
-    interpolation); returns (low, high, n_nan), NaN bounds for an all-NaN column."""
+    """Column-wise percentile interval of (B, M) values ignoring NaN: (low, high, n_nan), NaN when all NaN."""
     q = [50 * (1 - level), 50 * (1 + level)]
     nan = np.isnan(values)
     n_nan = nan.sum(axis=0)
@@ -247,9 +240,8 @@ def bootstrap_ci(
     level: float = 0.95,
     decimals: int | None = 2,
 ) -> CellCI:
-    """Instance-level percentile bootstrap intervals for every metric of one cell: ratios are recomputed
-    per resample (undefined resamples left out and counted); points are the exact percentages, all rounded
-    half-up to ``decimals`` (``None``: unrounded); a metric undefined on the full data gets no interval."""
+    """Instance-level percentile bootstrap intervals for every metric of one cell (undefined ratio resamples left out
+    and counted), points exact, rounded half-up to ``decimals`` (``None``: unrounded)."""
     _check_common(n_resamples, level)
     m, has_invalid = _as_matrix(correct, defs)
     counts = metric_counts(m, defs=defs)
@@ -295,9 +287,8 @@ def bootstrap_cells(
 def resample_metrics(
     systems: Sequence[Correctness], *, defs: MetricSet, n_resamples: int = DEFAULT_RESAMPLES, seed: Seed = 0
 ) -> dict[str, np.ndarray]:
-    """Every metric of several systems on the same resamples of their instances, ``{metric: (len(systems),
-    n_resamples)}`` in percent (NaN where a ratio is undefined), for statistics of several cells (take
-    ``percentile_interval`` of them). One system and the same seed give ``bootstrap_ci``'s values."""
+    """Every metric of several systems on the same resamples, ``{metric: (len(systems), n_resamples)}`` in percent (NaN:
+    undefined); one system and the same seed give ``bootstrap_ci``'s values."""
     _check_common(n_resamples, 0.5)
     if not systems:
         raise ValueError("no systems (resample_metrics needs at least one)")
@@ -324,8 +315,7 @@ def resample_metrics(
 def percentile_interval(
     values: Any, level: float = 0.95, decimals: int | None = 2
 ) -> tuple[float | None, float | None, int]:
-    """(low, high, undefined) of one statistic's resampled values, as ``bootstrap_ci`` takes them; NaN
-    values are left out and counted (bounds ``None`` when all are NaN)."""
+    """(low, high, undefined) of one statistic's resampled values; NaN left out and counted (bounds ``None``)."""
     v = np.asarray(values, dtype=np.float64)
     if v.ndim != 1 or v.size == 0:
         raise ValueError(f"values must be a non-empty 1-D array, got shape {v.shape}")
@@ -335,10 +325,8 @@ def percentile_interval(
 
 
 def mcnemar_exact(a: Any, b: Any) -> McNemar:
-    """Exact McNemar test of paired per-instance correctness ``a`` and ``b`` (boolean arrays over the
-    same instances): with k = min(a_only, b_only) and d = a_only + b_only discordant pairs,
-    p = min(1, 2 * P[Binomial(d, 1/2) <= k]), computed exactly; p = 1 when d = 0. Equals
-    statsmodels' ``mcnemar(table, exact=True).pvalue``."""
+    """Exact McNemar test of paired per-instance correctness ``a`` and ``b`` (boolean arrays over the same instances); p
+    = 1 when no pair is discordant. Equals statsmodels' ``mcnemar(table, exact=True).pvalue``."""
     x, y = np.asarray(a), np.asarray(b)
     for name, v in (("a", x), ("b", y)):
         if v.ndim != 1 or (v.dtype != bool and (v.dtype.kind not in "iu" or not np.isin(v, (0, 1)).all())):
@@ -374,11 +362,9 @@ def paired_bootstrap_test(
 ) -> PairedTest:
     """Paired bootstrap test of delta = metric(a) - metric(b) in points, on the same instances in order.
 
-    Instances are resampled jointly (keeping the pairing); a resample where either ratio is undefined is
-    counted in ``undefined`` and left out. Two-sided p-value by the shift method,
-    ``p = (1 + #{b : |delta*_b - delta| >= |delta|}) / (1 + B')`` over the B' defined resamples, compared
-    in exact integers (ties count, so p = 1 when delta = 0); ``low``/``high`` the percentile interval of
-    delta*. All ``None`` when delta itself is undefined."""
+    Instances are resampled jointly; a resample where either ratio is undefined is counted in ``undefined`` and left
+    out. Two-sided p-value by the shift method over the defined resamples, in exact integers (p = 1 when delta = 0);
+    ``low``/``high`` the percentile interval of delta*. All ``None`` when delta is undefined."""
     _check_common(n_resamples, level)
     definition = defs.definition(metric)
     ma, inv_a = _as_matrix(a, defs)

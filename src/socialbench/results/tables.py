@@ -1,8 +1,7 @@
 """One table model, rendered to Markdown, CSV and LaTeX: every table is a :class:`Table`, so there is one
 escaper per format and one layout of each file. A table has blocks (grids with an optional heading) and
 notes; a cell is a plain value, a :class:`Text` or a :class:`Num` written the table's way
-(:class:`NumStyle`). Tables stay objects until :func:`render_file` writes them. Pure functions.
-"""
+(:class:`NumStyle`). Tables stay objects until :func:`render_file` writes them. Pure functions."""
 
 from __future__ import annotations
 
@@ -34,8 +33,7 @@ LAYOUTS = ("compact", "sections")
 
 
 def tex_escape(text: Any) -> str:
-    """Text safe in LaTeX: the special characters escaped, the tables' symbols in math mode (one
-    character at a time, so nothing is escaped twice)."""
+    """Text safe in LaTeX, one character at a time (nothing escaped twice); the tables' symbols in math mode."""
     return "".join(TEX_SPECIAL.get(ch) or TEX_SYMBOLS.get(ch) or ch for ch in str(text))
 
 
@@ -98,10 +96,8 @@ class Text:
 
 @dataclass(frozen=True)
 class NumStyle:
-    """How a table writes its numbers (each paper's own way). ``missing``: a value that is not there
-    (Markdown, and LaTeX unless ``tex_missing``); ``change``: ``"signed"`` (+3.12 / -0.50) or
-    ``"arrow"`` (↑3.12 / ↓0.50); no change is ±0.00 either way; ``csv_bare``: the CSV writes a value as
-    the rounded number prints (66.7), not with two decimals (66.70)."""
+    """How a table writes its numbers. ``missing``: the mark for no value (Markdown, and LaTeX unless ``tex_missing``);
+    ``change``: ``"signed"`` (+3.12) or ``"arrow"`` (↑3.12); ``csv_bare``: the CSV writes 66.7, not 66.70."""
 
     missing: str = "–"
     tex_missing: str | None = "--"
@@ -140,10 +136,9 @@ SIGNED = NumStyle()
 
 @dataclass(frozen=True)
 class Num:
-    """A number cell (percent or points) and what is printed beside it, in order: ``value`` (``signed``: a
-    change itself; ``best``: bold), ``delta`` (in parentheses; ``has_delta`` alone prints the missing
-    mark), ``mark`` (a star), ``[low, high]`` when ``has_ci`` (with ``undefined`` resamples), ``n``.
-    ``text``: a note instead of a number; ``exact``: the unrounded value, never printed."""
+    """A number cell (percent or points) and what is printed beside it: ``delta`` (``has_delta`` alone prints the
+    missing mark), ``mark`` (a star), ``[low, high]`` when ``has_ci``, ``n``. ``text``: a note instead; ``exact``: the
+    unrounded value, never printed."""
 
     value: float | None = None
     delta: float | None = None
@@ -234,9 +229,8 @@ class Row:
 
 @dataclass
 class Block:
-    """One grid: ``keys`` leading text columns, then value columns; ``title`` a section heading; ``empty`` a
-    Markdown line after the grid; ``align`` a LaTeX column spec; ``key`` and ``column_keys`` name the block
-    and its value columns in a long-format CSV (:func:`keyed_cells`)."""
+    """One grid: ``keys`` leading text columns, then value columns; ``title`` a heading; ``empty`` a Markdown line after
+    it; ``align`` a LaTeX column spec; ``key`` and ``column_keys`` name it in a long-format CSV."""
 
     columns: list[Cell]
     rows: list[Row] = field(default_factory=list)
@@ -252,9 +246,8 @@ class Block:
 
 @dataclass
 class Table:
-    """A table: Markdown heading (``title`` at ``level``), LaTeX caption and label, ``intro`` lines, blocks,
-    notes, and ``md_notes`` only the Markdown prints. ``csv``: (columns, rows) of a long format of its own
-    (a :class:`Num` written as the cells' CSV values); ``style``: how its numbers are written."""
+    """A table: heading (``title`` at ``level``), LaTeX caption and label, ``intro`` lines, blocks, notes, Markdown-only
+    ``md_notes``; ``csv``: (columns, rows) of a long format of its own; ``style``: how numbers are written."""
 
     title: str
     blocks: list[Block]
@@ -283,8 +276,7 @@ class Document:
 
 
 def grouped(rows: Iterable[Sequence[Cell]]) -> list[Row]:
-    """Rows grouped by their first cell, as the paper prints them: a rule where it changes, and in
-    LaTeX the first cell left blank where it repeats the row above."""
+    """Rows grouped by their first cell, as the paper prints them: a rule where it changes, repeats blank in LaTeX."""
     out: list[Row] = []
     last: str | None = None
     for cells in rows:
@@ -355,8 +347,7 @@ def csv_text(columns: Sequence[Any], rows: Iterable[Sequence[Any]]) -> str:
 
 
 def to_csv(t: Table) -> str:
-    """The table's own long format when it has one, else its first block's column heads and every
-    block's rows (each cell's CSV value)."""
+    """The table's own long format, else its first block's column heads and every block's rows (CSV values)."""
     if t.csv is not None:
         columns, rows = t.csv
         return csv_text(columns, ([csv_value(v, t.style) if isinstance(v, Num) else v for v in row] for row in rows))
@@ -404,8 +395,7 @@ File = Table | Document | str | bytes
 
 
 def render_file(name: str, content: File) -> str | bytes:
-    """What the file ``name`` holds: a table in the format its suffix names (.md, .csv, .tex), a
-    document as Markdown, text or bytes (a figure, data) as they are."""
+    """What the file ``name`` holds: a table in its suffix's format, a document as Markdown, text or bytes as is."""
     if not isinstance(content, Table | Document):
         return content
     by_suffix = RENDERERS[type(content)]

@@ -1,8 +1,7 @@
 """MLflow tracking: one run per (benchmark, model, method) evaluation, under one parent run per pipeline
 invocation, keyed by the content they report, so an unchanged rerun logs nothing. A file lock (on a shared
 server, :func:`server_lock`) serialises writers. Only FINISHED runs count, the key tag set last, so a failed
-or killed run never hides an evaluation; runs a killed track left RUNNING are marked KILLED by the next.
-"""
+or killed run never hides an evaluation; runs a killed track left RUNNING are marked KILLED by the next."""
 
 from __future__ import annotations
 
@@ -83,8 +82,7 @@ def run_tags(pipeline_run: str) -> dict[str, str]:
 
 
 def eval_key(evaluation: dict[str, Any]) -> str:
-    """What makes two evaluations the same: everything but the provenance that may drift without
-    changing results (git commit, package versions) and the per-invocation accounting."""
+    """What makes two evaluations the same: all but drifting provenance (commit, versions) and accounting."""
     return sha256_json(
         {**{k: evaluation[k] for k in ("benchmark", "model", "method", "params", "content")}, "log_layout": LOG_LAYOUT}
     )
@@ -111,8 +109,7 @@ def _flat_metrics(scores: dict[str, dict[str, Any]], what: str = "scores") -> di
 
 
 def undefined_reason(metric: str, reasons: Mapping[str, str] | None = None) -> str:
-    """Why ``<group>.<metric>`` has no value: the benchmark's reason for the metric
-    (``Benchmark.undefined_reasons``), else a generic one."""
+    """Why ``<group>.<metric>`` has no value: ``Benchmark.undefined_reasons``'s reason, else a generic one."""
     return (reasons or {}).get(metric.rsplit(".", 1)[-1], "undefined in the score file (null)")
 
 
@@ -126,8 +123,7 @@ def benchmark_reasons(benchmark: str) -> dict[str, str]:
 
 def artifact_entries(ev: dict[str, Any]) -> list[tuple[str, str, str]]:
     """(file or folder, artifact folder, name) of each artifact of an evaluation, under
-    ``<benchmark>/<model>/<method>/``: an entry (path, name) under that name (a name with a folder in
-    that subfolder), a path alone under its file name."""
+    ``<benchmark>/<model>/<method>/``; an entry (path, name) may name a subfolder."""
     base = f"{ev['benchmark']}/{ev['model']}/{ev['method']}"
     out = []
     for a in ev["artifacts"]:
@@ -172,10 +168,8 @@ def parent_run_name(
 
 
 def _flat_stats(stats: dict[str, Any]) -> dict[str, float]:
-    """A run's accounting as metrics: its numbers, then per stage of a multi-stage method (calls, tokens,
-    cost), the method's own summary (``Method.summary``), requests by the constraint the backend sent on
-    the answer's form, JSON-constrained answers by form, and whether JSON mode was enforced where the
-    model decodes and the temperature reached it (0: sent and ignored, or the API takes none)."""
+    """A run's accounting as metrics: its numbers, per-stage counts, the method's summary (``Method.summary``),
+    constraints and JSON answers by form, and the JSON-mode and temperature flags."""
     out = {k: float(v) for k, v in stats.items() if is_number(v)}
     for st, d in sorted((stats.get("stages") or {}).items()):
         if isinstance(d, dict):
@@ -241,8 +235,7 @@ def _log_named_artifacts(client: Any, run_id: str, entries: list[tuple[str, str,
 def _log_media(
     client: Any, run_id: str, media: Mapping[str, str | Path], pack_bytes: int = PACK_BYTES
 ) -> dict[str, Any]:
-    """The viewer's media (``<sha256>.<ext>`` to its file) under the run's ``media/`` as packs and their
-    index (``viewer_packs``), in one folder call. Returns the index."""
+    """The viewer's media (``<sha256>.<ext>`` to its file) as packs under the run's ``media/``; returns the index."""
     with tempfile.TemporaryDirectory(prefix="socialbench-media-") as tmp:
         index = write_packs(media, Path(tmp) / MEDIA_FOLDER, pack_bytes)
         client.log_artifacts(run_id, str(Path(tmp) / MEDIA_FOLDER), artifact_path=MEDIA_FOLDER)
@@ -259,8 +252,7 @@ def artifact_link(from_folder_uri: str, to_folder_uri: str) -> str:
 
 
 def _log_page(client: Any, run_id: str, folder: str, viewer: Mapping[str, Any], parent_id: str) -> None:
-    """The run's viewer page under ``folder``, as its ``relink`` makes it for the link from there to the
-    parent run's ``media/`` (``viewer_page.relink_media``)."""
+    """The run's viewer page under ``folder``, relinked to the parent run's ``media/`` (``relink_media``)."""
     page = Path(viewer["page"])
     here = client.get_run(run_id).info.artifact_uri.rstrip("/") + f"/{folder}"
     there = client.get_run(parent_id).info.artifact_uri.rstrip("/") + f"/{MEDIA_FOLDER}"
@@ -315,8 +307,7 @@ def check_store_creatable(tracking_uri: str) -> None:
 
 
 def sqlite_store_problem(db: Path) -> str | None:
-    """Why the path of a ``sqlite:///`` store cannot be its database file, or None: a folder, a FIFO,
-    device or socket (an SQLite database is one file)."""
+    """Why a ``sqlite:///`` store's path cannot be its database file (a folder or special file), or None."""
     if db.is_dir():
         return (
             "names a folder, not an SQLite file (mlflow.tracking_uri, or MLFLOW_TRACKING_URI): name the database"
@@ -340,9 +331,8 @@ def _dispose_engine(db_uri: str, forget: bool = False) -> None:
 
 
 def _create_sqlite_store(tracking_uri: str, db: Path) -> None:
-    """Build a new MLflow sqlite store in ``<db>-new`` and rename it into place, so a kill leaves no
-    store or a complete one. Called under the store's lock: a ``<db>-new`` found here is a killed
-    attempt's leftover and goes, with its journals (a stale one would be rolled back into the new file)."""
+    """Build a new MLflow sqlite store in ``<db>-new`` and rename it into place, so a kill leaves no store or a complete
+    one; a killed attempt's ``<db>-new`` (and journals) goes first."""
     from mlflow.tracking._tracking_service.utils import _get_sqlalchemy_store
 
     tmp = db.with_name(db.name + "-new")
@@ -362,9 +352,8 @@ def _create_sqlite_store(tracking_uri: str, db: Path) -> None:
 
 
 def open_tracking_store(tracking_uri: str, experiment: str) -> tuple[Any, Any]:
-    """A client on the store (a sqlite store that is missing or empty is built first) and the
-    experiment (None if absent). Call it under the store's lock (:func:`store_lock`), as a new sqlite
-    store is built in place of any other."""
+    """A client on the store (a missing or empty sqlite store is built first) and the experiment (None if absent); call
+    it under :func:`store_lock`."""
     db = sqlite_store_path(tracking_uri)
     if db is not None and (not db.exists() or db.stat().st_size == 0):
         _create_sqlite_store(tracking_uri, db)
@@ -372,9 +361,8 @@ def open_tracking_store(tracking_uri: str, experiment: str) -> tuple[Any, Any]:
 
 
 def _open_store(tracking_uri: str, db: Path | None, experiment: str) -> tuple[Any, Any]:
-    """A client on the store and the experiment (None if absent). A sqlite store that cannot be
-    opened (half-built by a run killed while creating it, or not an MLflow database) is an error
-    naming the file and the way out, not a traceback."""
+    """A client on the store and the experiment (None if absent); a sqlite store that cannot be opened is an error
+    naming the file and the way out."""
     from mlflow.tracking import MlflowClient
 
     try:
@@ -393,9 +381,8 @@ def _open_store(tracking_uri: str, db: Path | None, experiment: str) -> tuple[An
 
 
 def _mark_abandoned_runs_killed(client: Any, exp_id: str, local: bool) -> list[str]:
-    """Mark KILLED (and return) the runs a killed track left RUNNING. In a local store the file lock rules
-    out a live writer: every RUNNING run is abandoned; in a shared store only this host's runs whose
-    process is gone are."""
+    """Mark KILLED (and return) the runs a killed track left RUNNING: all of them in a local store (the file lock rules
+    out a live writer), in a shared store this host's whose process is gone."""
     marked: list[str] = []
     host = socket.gethostname()
     query = "attributes.status = 'RUNNING'" + ("" if local else f" and tags.`{HOST_TAG}` = '{host}'")
@@ -415,11 +402,9 @@ def _mark_abandoned_runs_killed(client: Any, exp_id: str, local: bool) -> list[s
 
 @contextmanager
 def server_lock(client: Any, experiment: str, timeout_s: float = 600.0, poll_s: float = 0.5) -> Iterator[None]:
-    """Serialise the writers of one experiment on a shared tracking server, across hosts: the lock is a
-    registered model named after the experiment, which the server creates for one caller only. A holder
-    on this host whose process is gone, or on another host older than :data:`LOCK_TTL_S`, is taken over.
-    MLflow's client retries a request answered with a 5xx, so a lock naming this process is its own (a
-    retried create), and one already gone at release (a retried delete) is only logged."""
+    """Serialise an experiment's writers on a shared server, across hosts: the lock is a registered model named after
+    the experiment. A stale holder (gone on this host, older than :data:`LOCK_TTL_S` on another) is taken over; MLflow
+    retries a 5xx, so a lock naming this process is its own."""
     from mlflow.exceptions import MlflowException
 
     name = f"socialbench-lock.{experiment}"
@@ -471,9 +456,8 @@ def server_lock(client: Any, experiment: str, timeout_s: float = 600.0, poll_s: 
 def _run(
     client: Any, exp_id: str, run_name: str, tags: Mapping[str, str], parent_id: str | None = None
 ) -> Iterator[str]:
-    """A run made as ``mlflow.start_run`` makes one (context tags; a child names its parent) but with no
-    global tracking URI set for the rest of the process. Ended FINISHED, or FAILED when the block raises.
-    Yields the run id."""
+    """A run made as ``mlflow.start_run`` makes one (context tags; a parent) without setting a global tracking URI;
+    ended FINISHED, or FAILED when the block raises. Yields the run id."""
     from mlflow.tracking.context.registry import resolve_tags
     from mlflow.utils.mlflow_tags import MLFLOW_PARENT_RUN_ID, MLFLOW_RUN_NAME
 
@@ -489,8 +473,7 @@ def _run(
 
 
 def _log_values(client: Any, run_id: str, params: Mapping[str, Any], metrics: list[Mapping[str, float]]) -> None:
-    """A run's params (each value as its string) and metrics (step 0, stamped now; each mapping in turn)
-    in one call: each call costs store queries of its own."""
+    """A run's params (as strings) and metrics (step 0, stamped now) in one call: each call costs queries."""
     from mlflow.entities import Metric, Param
 
     now_ms = int(time.time() * 1000)
@@ -502,8 +485,7 @@ def _log_values(client: Any, run_id: str, params: Mapping[str, Any], metrics: li
 
 
 def _import_mlflow(sqlite: bool) -> None:
-    """Import MLflow's client (and sqlite store) before taking the store's lock: the imports take
-    seconds, which two benchmarks' track jobs would otherwise spend in turn."""
+    """Import MLflow before taking the store's lock: the imports take seconds two track jobs would spend in turn."""
     import mlflow.tracking  # noqa: F401
 
     if sqlite:
@@ -511,15 +493,13 @@ def _import_mlflow(sqlite: bool) -> None:
 
 
 def is_shared_store(tracking_uri: str) -> bool:
-    """Whether a store may have writers on other hosts: a tracking server or a database server
-    (``postgresql://``...); not a sqlite file or a local folder."""
+    """Whether a store may have writers on other hosts (a server, ``postgresql://``...): not a sqlite file or folder."""
     return "://" in tracking_uri and not tracking_uri.startswith(("sqlite:", "file:"))
 
 
 @contextmanager
 def store_lock(tracking_uri: str, db: Path | None, experiment: str) -> Iterator[None]:
-    """The writers' lock: a file lock beside a sqlite store (or in the working folder for a local
-    folder store), the server's own lock for a shared store."""
+    """The writers' lock: a file lock for a sqlite or folder store, the server's own lock for a shared store."""
     if is_shared_store(tracking_uri):
         from mlflow.tracking import MlflowClient
 
@@ -531,8 +511,7 @@ def store_lock(tracking_uri: str, db: Path | None, experiment: str) -> Iterator[
 
 
 def pipeline_artifact_files(tables_dir: Path) -> list[tuple[Path, str]]:
-    """Every table and figure of a tables folder with the artifact folder it has in the parent run
-    (``tables/`` plus its folder under the tables folder)."""
+    """Every table and figure of a tables folder with its artifact folder in the parent run."""
     return [
         (f, str(Path("tables", f.parent.relative_to(tables_dir))))
         for f in sorted(tables_dir.rglob("*"))
@@ -561,15 +540,13 @@ def log_evaluations(
     artifacts: list[tuple[str | Path, str]] | None = None,
     media_pack_bytes: int = PACK_BYTES,
 ) -> dict[str, Any]:
-    """Log each evaluation as a child run unless a run with its key exists. Each evaluation dict:
-    benchmark, model, method, params, content (hashes), provenance, scores ({group: metrics}), stats,
-    artifacts (paths, or (path, name)), and optionally viewer: ``page`` (logged in ``folder`` as
-    ``relink(link to the media)`` returns it) and ``media`` (name to file), logged once for all new runs
-    in the parent run's ``media/``, packed (results.viewer_packs).
+    """Log each evaluation as a child run unless a run with its key exists. An evaluation: benchmark, model, method,
+    params, content (hashes), provenance, scores ({group: metrics}), stats, artifacts (paths, or (path, name)) and
+    optionally viewer (``page``, ``folder``, ``relink``; ``media``, logged once, packed, in the parent run's
+    ``media/``).
 
-    ``artifacts``: the pipeline's tables and figures as (path, artifact folder), logged in the parent
-    run, which is made when an evaluation is new or these files differ from every finished parent run's
-    (their content hash is its tag): an unchanged rerun logs nothing."""
+    ``artifacts``: the pipeline's tables and figures as (path, artifact folder), logged in a parent run made when an
+    evaluation is new or no finished parent run has their content hash: an unchanged rerun logs nothing."""
     os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
     # Every evaluation is checked (metrics numbers, artifacts present) before MLflow is touched.

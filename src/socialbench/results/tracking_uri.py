@@ -21,8 +21,7 @@ FILE_STORE_ENV = "MLFLOW_ALLOW_FILE_STORE"
 
 
 def resolve_tracking_uri(mlflow_params: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> str:
-    """The tracking store: ``MLFLOW_TRACKING_URI`` when set, else params' ``mlflow.tracking_uri``, which
-    may hold no password (params are tracked by git and DVC)."""
+    """The tracking store: ``MLFLOW_TRACKING_URI``, else params' ``mlflow.tracking_uri`` (no password: git has it)."""
     env = os.environ if environ is None else environ
     from_env = (env.get(TRACKING_URI_ENV) or "").strip()
     if from_env:  # checked as params' is at load (core.config.tracking_uri_problem), naming the variable

@@ -1,9 +1,6 @@
-"""The trace viewer: a static page per run, read in a browser with no server (docs/architecture.md,
-"Trace viewer"): ``<model>/<run>.html``, its rows in ``<run>.shards/NNN.js``, thumbnails in ``media/``.
-
-This module reads and checks a run and writes its files; ``viewer_media`` makes the thumbnails,
-``viewer_html`` draws a row, ``viewer_page`` the page and shards. Same inputs, same bytes.
-"""
+"""The trace viewer: a static page per run, read with no server (docs/architecture.md, "Trace viewer"):
+``<model>/<run>.html``, rows in ``<run>.shards/NNN.js``, thumbnails in ``media/``. Here: reading, checking and writing a
+run; see ``viewer_media``, ``viewer_html``, ``viewer_page``."""
 
 from __future__ import annotations
 
@@ -127,8 +124,7 @@ def check_trace_records(records: Sequence[dict[str, Any]], lines: Sequence[int],
 def read_predictions(
     predictions: Path, ids: set[str], instances_source: str, expected: tuple[str, str] | None = None
 ) -> tuple[dict[str, dict[str, Any]], tuple[str, str] | None]:
-    """A run's prediction records by id, checked against the instance ids, and the (model, method) they
-    name (``expected``: the one they must name)."""
+    """A run's prediction records by id, checked against the instance ids, and the (model, method) named."""
     parsed = read_jsonl_lines(predictions)
     first_bad_line(predictions, parsed)
     preds, plines = [jl.record for jl in parsed], [jl.line for jl in parsed]
@@ -267,8 +263,7 @@ def trace_sections(
 # ---- the page and its shards (pure) -------------------------------------------------------------
 @dataclass(frozen=True)
 class View:
-    """A run's viewer files: the page, and its shards (file name, text) in the folder ``shards_dir``
-    beside it."""
+    """A run's viewer files: the page, and its shards (file name, text) in the folder ``shards_dir`` beside it."""
 
     page: str
     shards: list[tuple[str, str]]
@@ -340,9 +335,8 @@ def build_view(
     shard_rows: int = SHARD_ROWS,
     orders: Sequence[tuple[int, Path]] = (),
 ) -> View:
-    """Read a run, let the benchmark say what each row shows and the method what its trace shows,
-    store the media and render the page ``out`` with its shards. ``orders``: (k, predictions) of the
-    run's order runs (``<run>__order<k>``), whose answers each row shows beside its own."""
+    """Read a run, let the benchmark say what each row shows and the method what its trace shows, and render the page
+    ``out`` with its shards and media. ``orders``: (k, predictions) of the run's order runs."""
     for name, v in dict(thumb_px=thumb_px, frame_px=frame_px, max_frames=max_frames, shard_rows=shard_rows).items():
         if v < 1:
             raise SocialbenchError(f"--{name.replace('_', '-')} must be at least 1, got {v}")

@@ -1,7 +1,6 @@
 """The trace viewer's row HTML (pure): one ``<article>`` per instance, its trace section drawn from the
 method's :class:`socialbench.core.traces.TraceSection` (else as a JSON tree). Every text goes through
-``html.escape``: markup in instance text or model output stays text.
-"""
+``html.escape``: markup in instance text or model output stays text."""
 
 from __future__ import annotations
 
@@ -108,8 +107,7 @@ def same_answer(orders: list[dict[str, Any]]) -> bool:
 
 
 def orders_html(orders: list[dict[str, Any]] | None) -> str:
-    """The instance's answers under each option order side by side: a column per order, a row per field
-    (✓/✗ as in the fields table), the whole answer last."""
+    """The instance's answers under each option order side by side: a column per order, a row per field."""
     if not orders or len(orders) < 2:
         return ""
     names = list(dict.fromkeys(f["name"] for o in orders for f in o["fields"]))

@@ -1,7 +1,6 @@
 """The trace viewer's media: JPEG thumbnails stored once per benchmark as ``media/<sha256>.jpg``,
 linked relatively from every run's rows. A source is scaled once per size per process; fixed encoder
-settings, no EXIF or ICC, so the same image gives the same bytes.
-"""
+settings, no EXIF or ICC, so the same image gives the same bytes."""
 
 from __future__ import annotations
 
@@ -73,8 +72,7 @@ class MediaStore:
         self.names: set[str] = set()
 
     def get(self, path: str, px: int) -> tuple[str, int, int, str] | str:
-        """The stored thumbnail of ``path`` at ``px`` (file name, width, height, sha256 of the source),
-        or why it has none."""
+        """The stored thumbnail of ``path`` at ``px`` (name, width, height, source sha256), or why none."""
         full = Path(path) if Path(path).is_absolute() else self.root / path
         key = (str(full), px)
         if key not in self.done:

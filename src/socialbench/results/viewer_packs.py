@@ -1,9 +1,7 @@
 """The viewer's media as MLflow stores them: a few pack files, not one file per image (issue 41).
 
-A pack is the media's bytes one after another; ``index.json`` maps each ``<sha256>.<ext>`` to its pack,
-offset and length, for the page's HTTP Range requests (``viewer_page.relink_media``). The same media give
-the same files.
-"""
+A pack is the media's bytes one after another; ``index.json`` maps each ``<sha256>.<ext>`` to its pack, offset and
+length, for the page's HTTP Range requests (``viewer_page.relink_media``). The same media give the same files."""
 
 from __future__ import annotations
 
@@ -38,8 +36,7 @@ def pack_limit(total: int, pack_bytes: int = PACK_BYTES, max_packs: int = MAX_PA
 def plan_packs(
     sizes: Sequence[tuple[str, int]], pack_bytes: int = PACK_BYTES, max_packs: int = MAX_PACKS
 ) -> list[list[str]]:
-    """The media's names cut into packs (pure): sorted by name, consecutive, each pack at most
-    :func:`pack_limit` bytes (a medium larger than that gets a pack of its own)."""
+    """The media's names cut into packs (pure): sorted, consecutive, each at most :func:`pack_limit` bytes."""
     items = sorted(sizes)
     if len({n for n, _ in items}) != len(items):
         raise ValueError("a medium is named twice")
@@ -86,8 +83,7 @@ def write_packs(
 
 
 def read_packed(folder: Path, name: str, index: Mapping[str, Any] | None = None) -> bytes:
-    """A medium's bytes read back from the packs in ``folder`` (what the page's Range request gets;
-    for checks and tests)."""
+    """A medium's bytes read back from the packs in ``folder`` (as the page's Range request gets them)."""
     folder = Path(folder)
     index = index if index is not None else json.loads((folder / INDEX_NAME).read_text("utf-8"))
     k, offset, length = index["media"][name]

@@ -1,10 +1,6 @@
-"""A run's viewer page and its shards (pure): the page holds the header, filters, script and every
-instance's index entry, so filters cover all at once; the rows' HTML is in ``<run>.shards/NNN.js``.
-
-Why script files, not ``fetch()``: a page opened from disk may not fetch its neighbours, but it may
-run their scripts. Each shard's rows are gzipped JSON in base64 (no time stamp: deterministic),
-unpacked by ``DecompressionStream``; row HTML compresses about tenfold.
-"""
+"""A run's viewer page and its shards (pure): the page holds header, filters, script and every instance's index entry;
+the rows' HTML is in ``<run>.shards/NNN.js``, scripts because a page opened from disk may not ``fetch()`` its
+neighbours. Shards are gzipped JSON in base64, unpacked by ``DecompressionStream``."""
 
 from __future__ import annotations
 
@@ -30,8 +26,7 @@ CSP = "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; scri
 
 
 def shard_bounds(sizes: Sequence[int], rows: int = SHARD_ROWS, max_bytes: int = SHARD_BYTES) -> list[int]:
-    """The first row of each shard: consecutive rows, at most ``rows`` of them and, past the first,
-    at most ``max_bytes`` of HTML (a huge row gets a shard of its own)."""
+    """The first row of each shard: at most ``rows`` rows and, past the first, ``max_bytes`` of HTML."""
     starts: list[int] = []
     count = size = 0
     for i, n in enumerate(sizes):
@@ -255,8 +250,7 @@ def render_page(
 def filters_html(
     rows: Sequence[dict[str, Any]], index_rows: Sequence[list[Any]], group_label: str, trace_filter: str
 ) -> list[str]:
-    """The selects: group, correctness, error, wrong field, and the method's trace filter when some
-    row has tags."""
+    """The selects: group, correctness, error, wrong field, and the method's trace filter when some row has tags."""
     groups = sorted({r[1] for r in index_rows if r[1]})
     fields = list(dict.fromkeys(f["name"] for r in rows for f in r.get("fields") or []))
     tags = sorted({t for r in index_rows for t in r[5].split()})
@@ -276,9 +270,8 @@ def filters_html(
 
 
 def page_media(page: Path) -> tuple[str, dict[str, Path]]:
-    """The media folder a run's page links (its index's ``media``: ``../media`` in the results layout)
-    and each stored medium its rows show (``<sha256>.<ext>`` to its file), sorted, each once: what
-    MLflow's parent run stores once for every run's page (:func:`relink_media`)."""
+    """The media folder a run's page links and each stored medium its rows show (``<sha256>.<ext>`` to its file),
+    sorted: what MLflow's parent run stores once (:func:`relink_media`)."""
     page = Path(page)
     found = _INDEX.search(page.read_text("utf-8"))
     if found is None:
@@ -347,9 +340,8 @@ new MutationObserver(function(){list.querySelectorAll("img[data-sb-pack]").forEa
 
 
 def relink_media(page_text: str, old_href: str, packs_href: str) -> str:
-    """The page with its rows' images read from the media packs in ``packs_href`` (the parent run's,
-    :mod:`viewer_packs`) instead of the files in ``old_href``: the page rewrites each link as it draws a
-    row and :data:`PACKED_JS` loads it. The rows' own text is escaped, so only image links match."""
+    """The page with its rows' images read from the media packs in ``packs_href`` (:mod:`viewer_packs`) instead of the
+    files in ``old_href``; the rows' text is escaped, so only image links match."""
     csp = f'content="{CSP}"'
     if _DRAW_ROW not in page_text or _LOAD_SHARD not in page_text or csp not in page_text:
         raise ValueError(

@@ -1,7 +1,6 @@
 """Where the AMI Meeting Corpus's raw files live (pure), plus thin fetchers: the official host's annotations
 zip and per-meeting media (``amicorpus/<meeting>/...``), or a local ``mirror`` in the same layout
-(docs/decisions/acquisition.md).
-"""
+(docs/decisions/acquisition.md)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """MeetingToM annotation round-trip (paper 3.3, B.3), pure: CSV sheets out; two annotators' and an
 adjudicator's back; majority vote, pandera-validated gold, Fleiss' kappa on the agreement subset.
-:func:`simulate_sheets` is the demo's TEST DOUBLE for the annotators.
-"""
+:func:`simulate_sheets` is the demo's TEST DOUBLE for the annotators."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """Clips per candidate (MeetingToM 3.3, B.1, B.5): the Corner view, close-ups named by participant letter
 (through ``meetings.xml``'s cameras), their mosaic, audio and transcript, all cut with the same ``[start,
-end)``, and frames at ``media.meeting_fps``; clips not made go to ``report.jsonl`` (``media.on_error``).
-"""
+end)``, and frames at ``media.meeting_fps``; clips not made go to ``report.jsonl`` (``media.on_error``)."""
 
 from __future__ import annotations
 

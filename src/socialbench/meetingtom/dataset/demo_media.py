@@ -1,7 +1,6 @@
 """The embedded demo release's media (pure): five views drawn with Pillow, everyone looking at the speaker
 (an addressed act's speaker at the addressee: Task 2.1's gaze cue), each frame's index in its bottom band,
-and a ``Mix-Headset`` WAV with a tone per speaker.
-"""
+and a ``Mix-Headset`` WAV with a tone per speaker."""
 
 from __future__ import annotations
 

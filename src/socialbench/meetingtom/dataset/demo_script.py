@@ -1,8 +1,7 @@
 """The embedded demo release's meetings, scripted from the seed (pure): four participants, one scene per
 55 s with an addressed "you", "you"s the event rules reject, a backchannel, a laugh and a disfluency, a
 decision every second scene (``clips_per_task`` N: N lean scenes), written as the official NXT files so the
-pipeline reads them with the real corpus's code. Same seed, same archive bytes.
-"""
+pipeline reads them with the real corpus's code. Same seed, same archive bytes."""
 
 from __future__ import annotations
 

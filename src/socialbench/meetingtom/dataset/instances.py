@@ -1,7 +1,6 @@
 """MeetingToM instances of the five subtasks (paper 3.2): a question about one mined clip (B.1) from a fixed
 template (B.2), options shuffled per instance. Task 2.1's gold comes from the you events; the other tasks are
-*items* given gold by annotation (B.3). AMI annotations live under ``meta``, never shown to the model (B.4).
-"""
+*items* given gold by annotation (B.3). AMI annotations live under ``meta``, never shown to the model (B.4)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """Acquisition of a MeetingToM source through :mod:`socialbench.acquire`: the annotations release once per
 source (an archive in the ``mirror``, checksum-checked and extracted safely; an unpacked release read in
-place; a missing mirror, noted; or a download from ``url``), the media per meeting (``fetched.json``).
-"""
+place; a missing mirror, noted; or a download from ``url``), the media per meeting (``fetched.json``)."""
 
 from __future__ import annotations
 

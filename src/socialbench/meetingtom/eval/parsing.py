@@ -1,8 +1,7 @@
 """Parsing a model's answer, pure: one rule for every prompting method (docs/decisions/meetingtom-methods.md):
 the whole response as one JSON object (fence, trailing period, single quotes tolerated), else the last
 ``Final answer:`` line read the same way or as bare labels (the text before it is the reasoning), else
-invalid. The ``answer`` value (:func:`normalize`, also the scorer's rule): one label, for Task 3.2 a list.
-"""
+invalid. The ``answer`` value (:func:`normalize`, also the scorer's rule): one label, for Task 3.2 a list."""
 
 from __future__ import annotations
 

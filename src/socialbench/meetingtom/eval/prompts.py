@@ -1,7 +1,6 @@
 """Rendering a MeetingToM instance into a request: the method's templates filled (B.2), the clip as parts per
 the modality (B.5), the contextual priors in that ablation (B.4) and the ``task`` the baselines read. The
-settings are tabled in docs/meetingtom.md; ``meta`` never reaches the model.
-"""
+settings are tabled in docs/meetingtom.md; ``meta`` never reaches the model."""
 
 from __future__ import annotations
 

@@ -2,8 +2,7 @@
 :data:`METRICS`. ``accuracy`` is exact match; Task 3.2 (set equality) counts only where the run answered the
 paired Task 3.1 instance right ("evaluated conditionally": ``n`` that count, ``n_total`` every instance).
 ``macro_f1`` (Tasks 1 and 3.1) is over option values, as scikit-learn's (``zero_division=0``); an invalid
-answer is wrong, misses its gold class and adds none. Percentages are rounded half-up to two decimals.
-"""
+answer is wrong, misses its gold class and adds none. Percentages are rounded half-up to two decimals."""
 
 from __future__ import annotations
 

@@ -91,8 +91,7 @@ def _is_group(v: Any) -> bool:
 
 
 def run_summary(rows: list[dict[str, Any]], source: str) -> RunSummary:
-    """One run's outcome rows reduced to what the tables read; a bad row is a DataError naming ``source``,
-    the instance and the field."""
+    """One run's outcome rows reduced to what the tables read; a bad row is a DataError naming it."""
     import numpy as np
 
     f1: dict[Group, tuple[list[Any], list[Any]]] = {}
@@ -117,8 +116,7 @@ def run_summary(rows: list[dict[str, Any]], source: str) -> RunSummary:
 def instance_values(
     summaries: Mapping[tuple[str, str], RunSummary], scores: Mapping[tuple[str, str], Any]
 ) -> dict[tuple[str, str, Group], tuple[list[Any], list[Any]]]:
-    """{(model, method, group): (gold, predicted values)} of every Macro-F1 group; a pair without outcomes
-    is a DataError."""
+    """{(model, method, group): (gold, predicted values)} of every Macro-F1 group; no outcomes: DataError."""
     out = {}
     for model, method in sorted(scores):
         if (model, method) not in summaries:

@@ -1,7 +1,6 @@
 """MeetingToM result tables in the style of the paper's Tables 1-6 (docs/meetingtom.md), Figure 4 and the
 headline; pure. Cells carry 95% bootstrap intervals (:mod:`.intervals`); built in the shared model
-(``socialbench.results.tables``) with rows keyed by category, model, method and setting, so the CSV is long.
-"""
+(``socialbench.results.tables``) with rows keyed by category, model, method and setting, so the CSV is long."""
 
 from __future__ import annotations
 

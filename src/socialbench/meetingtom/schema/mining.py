@@ -1,6 +1,5 @@
-"""The mining thresholds (params ``meetingtom.mining``): what makes a span a Task 1, 2 or 3
-candidate. A contract of the benchmark (schema/), so checking params imports no data-building code;
-dataset/ami/mining.py applies them."""
+"""The mining thresholds (params ``meetingtom.mining``): what makes a span a Task 1, 2 or 3 candidate. A contract of the
+benchmark (schema/), so checking params imports no data-building code; dataset/ami/mining.py applies them."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """The fixed question templates and option vocabularies of the five subtasks (paper 3.2, appendix A, B.2);
 pure, wording ours (docs/decisions/meetingtom-methods.md). Options are labelled 1, 2, 3... after a seeded
-shuffle: numbers, never letters, which the participants A-D are.
-"""
+shuffle: numbers, never letters, which the participants A-D are."""
 
 from __future__ import annotations
 

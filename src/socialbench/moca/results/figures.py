@@ -1,6 +1,5 @@
-"""The paper's figures from the tables' numbers (matplotlib, Agg; pure): Figure 6/7 style metric bars
-with 95% intervals against the human reference, and Figure 9 style gain profiles. The same numbers
-give the same PNG and PDF bytes."""
+"""The paper's figures from the tables' numbers (matplotlib, Agg; pure): Figure 6/7 style metric bars with 95% intervals
+against the human reference, and Figure 9 style gain profiles. The same numbers give the same PNG and PDF bytes."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Table 6: within-family scaling, the smaller model against the larger (params
-``moca.tables.scaling``): the changes of Dyad and Holis with their paired tests, and each model's
-C_sem|dyad (the human's too, when there is a human row)."""
+"""Table 6: within-family scaling, the smaller model against the larger (params ``moca.tables.scaling``): the changes of
+Dyad and Holis with their paired tests, and each model's C_sem|dyad (the human's too, when there is a human row)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Paired tests between two rows of a table: exact McNemar (a paired bootstrap for Faith), the paired
-bootstrap interval of each difference, Holm's correction within one family per compared pair of rows,
-and tests.csv with every p-value."""
+"""Paired tests between two rows of a table: exact McNemar (a paired bootstrap for Faith), the paired bootstrap interval
+of each difference, Holm's correction within one family per compared pair of rows, and tests.csv with every p-value."""
 
 from __future__ import annotations
 

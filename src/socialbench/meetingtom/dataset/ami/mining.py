@@ -1,8 +1,7 @@
 """Candidate mining for MeetingToM's three task families (paper 3.3, B.1), deterministic: ``state`` (Task 1,
 5 s), ``you`` (Task 2, 50-70 s around an addressed "you") and ``consensus`` (Task 3, 50-70 s around an AMI
 decision with a proposal-response pair and an agreement marker). Overlaps are resolved greedily (earliest
-end first); every candidate not kept comes back with a ``reason`` and a ``detail``.
-"""
+end first); every candidate not kept comes back with a ``reason`` and a ``detail``."""
 
 from __future__ import annotations
 

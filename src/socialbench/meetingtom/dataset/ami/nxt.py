@@ -1,7 +1,6 @@
 """Reader for the AMI manual annotations in NITE XML, laid out as in the official release (:data:`SPEAKER_LAYERS`,
 :data:`MEETING_LAYERS`; parsing in :mod:`.layers`). Nothing about one meeting is fatal: every problem becomes a
-:class:`Problem` entry and the rest is kept; ``strict=True`` raises the first of an error kind.
-"""
+:class:`Problem` entry and the rest is kept; ``strict=True`` raises the first of an error kind."""
 
 from __future__ import annotations
 
@@ -92,8 +91,7 @@ def _read_xml(
 
 @contextmanager
 def gc_paused():
-    """Pause the cyclic garbage collector: parsing (and mining) allocate millions of objects that
-    form no cycles, and the collections they trigger took half the time."""
+    """Pause the cyclic GC: parsing allocates millions of objects in no cycles, and collections took half the time."""
     was = gc.isenabled()
     gc.disable()
     try:
