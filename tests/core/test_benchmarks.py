@@ -297,3 +297,34 @@ def test_a_variant_order_run_reads_its_methods_options_and_its_ablation_and_no_r
     # the order is in the run's name (its command): removing another model from robustness.models
     # must not rerun this one
     assert ToyBenchmark().settings_keys({}, "chain__lenient__order2") == ["method_options.chain", "ablations.lenient"]
+
+
+class _Incomplete(ToyBenchmark):
+    """TEST DOUBLE: a benchmark whose package (written by the test) has only a results hooks module, without
+    ``tables``."""
+
+    name = "incomplete"
+    package = "tests_incomplete_pkg"
+
+
+def test_each_kind_of_hooks_that_cannot_load_is_named_with_what_it_lacks(tmp_path, monkeypatch):
+    pkg = tmp_path / "tests_incomplete_pkg"
+    (pkg / "results").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "results" / "__init__.py").write_text("")
+    (pkg / "results" / "hooks.py").write_text(
+        "from socialbench.core.benchmarks import ResultsHooks\n\n\nclass Partial(ResultsHooks):\n    pass\n\n\n"
+        "HOOKS = Partial\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert _Incomplete().hooks_problems() == [
+        "benchmark incomplete: no schema hooks: write tests_incomplete_pkg/schema/hooks.py with HOOKS, a subclass"
+        " of SchemaHooks",
+        "benchmark incomplete: no eval hooks: write tests_incomplete_pkg/eval/hooks.py with HOOKS, a subclass of"
+        " EvalHooks",
+        "benchmark incomplete: tests_incomplete_pkg.results.hooks.HOOKS (Partial) does not define tables",
+    ]
+
+
+def test_every_packaged_benchmarks_stage_hooks_load():
+    assert all(not get_benchmark(name).hooks_problems() for name in ("moca", "meetingtom"))

@@ -349,12 +349,26 @@ class Benchmark:
             if inspect.isabstract(kind):
                 raise SocialbenchError(
                     f"benchmark {self.name}: no {kind.folder} hooks: write {module.replace('.', '/')}.py"
-                    f" with HOOKS, a {kind.__name__} subclass"
+                    f" with HOOKS, a subclass of {kind.__name__}"
                 ) from exc
             cls = kind
         if not (isinstance(cls, type) and issubclass(cls, kind)):
-            raise SocialbenchError(f"benchmark {self.name}: {module}.HOOKS is not a {kind.__name__} subclass")
+            raise SocialbenchError(f"benchmark {self.name}: {module}.HOOKS is not a subclass of {kind.__name__}")
+        if inspect.isabstract(cls):
+            missing = ", ".join(sorted(cls.__abstractmethods__))
+            raise SocialbenchError(f"benchmark {self.name}: {module}.HOOKS ({cls.__name__}) does not define {missing}")
         return cls(self)
+
+    def hooks_problems(self) -> list[str]:
+        """Why each kind of its stage hooks cannot be loaded (``socialbench benchmarks`` checks them all at
+        once: a stage loads only its own, so a missing ``tables`` would otherwise show only after inference)."""
+        problems = []
+        for kind in HOOK_KINDS:
+            try:
+                getattr(self, kind.folder)
+            except SocialbenchError as exc:
+                problems.append(str(exc))
+        return problems
 
     def dev_answers(self, dev_instances: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """``[{"group", "answers": {field: value}}]``: the dev split's majority answers (the prior baseline)."""

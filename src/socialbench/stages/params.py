@@ -9,6 +9,7 @@ import typer
 
 from socialbench.core.benchmarks import available_benchmarks, get_benchmark
 from socialbench.core.config import load_params, overlay_params, read_params_file, validate_params
+from socialbench.core.errors import SocialbenchError
 from socialbench.core.io import write_text_atomic
 from socialbench.core.paths import check_io
 from socialbench.stages.common import Opt, stage_app
@@ -41,6 +42,12 @@ def check_params(
 
 @app.command("benchmarks")
 def benchmarks() -> None:
-    """List the registered benchmarks with their methods."""
+    """List the registered benchmarks with their methods; exit 1 naming a benchmark whose stage hooks
+    cannot be loaded."""
+    problems = []
     for name in available_benchmarks():
-        typer.echo(f"{name}: methods {', '.join(get_benchmark(name).method_names()) or '(none)'}")
+        bench = get_benchmark(name)
+        typer.echo(f"{name}: methods {', '.join(bench.method_names()) or '(none)'}")
+        problems += bench.hooks_problems()
+    if problems:
+        raise SocialbenchError("; ".join(problems))
