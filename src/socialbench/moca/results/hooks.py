@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from socialbench.core.benchmarks import ResultsHooks, pair_excluded
+from socialbench.core.benchmarks import Records, ResultsHooks, RunScores, pair_excluded
 from socialbench.moca.results import viewer
 from socialbench.moca.results.ablations import table5, table5_other_backbones
 from socialbench.moca.results.answers import answers_csv
@@ -69,11 +69,7 @@ class MocaResults(ResultsHooks):
         return run_summary(rows, source)
 
     def tables(
-        self,
-        scores: dict[tuple[str, str], dict[str, Any]],
-        params: dict[str, Any],
-        instances: list[dict[str, Any]] | None = None,
-        summaries: dict[tuple[str, str], Any] | None = None,
+        self, scores: RunScores, params: dict[str, Any], instances: Records | None = None, summaries: dict | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         """Tables 2-4 per scenario, Tables 5-7 and Figures 6, 7 and 9, with intervals and tests given the summaries."""
         categories = {m: row_category(e) for m, e in params["models"].items()}  # "(text-only)" where declared
@@ -122,11 +118,7 @@ class MocaResults(ResultsHooks):
         return files, headline
 
     def stability_tables(
-        self,
-        scores: dict[tuple[str, str], dict[str, Any]],
-        params: dict[str, Any],
-        instances: list[dict[str, Any]] | None = None,
-        summaries: dict[tuple[str, str], Any] | None = None,
+        self, scores: RunScores, params: dict[str, Any], instances: Records | None = None, summaries: dict | None = None
     ) -> dict[str, str | bytes]:
         """stability.md/.csv/.tex: answer stability under option order, from the order runs' summaries."""
         return dict(stability_files(instances, summaries, params, self.benchmark.taxonomy))
