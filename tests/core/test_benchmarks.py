@@ -328,3 +328,17 @@ def test_each_kind_of_hooks_that_cannot_load_is_named_with_what_it_lacks(tmp_pat
 
 def test_every_packaged_benchmarks_stage_hooks_load():
     assert all(not get_benchmark(name).hooks_problems() for name in ("moca", "meetingtom"))
+
+
+def test_a_hooks_module_without_hooks_is_named(tmp_path, monkeypatch):
+    pkg = tmp_path / "tests_hookless_pkg"
+    (pkg / "eval").mkdir(parents=True)
+    for init in (pkg / "__init__.py", pkg / "eval" / "__init__.py"):
+        init.write_text("")
+    (pkg / "eval" / "hooks.py").write_text("SCORE = None\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(_Incomplete, "package", "tests_hookless_pkg")
+    with pytest.raises(
+        SocialbenchError, match=r"tests_hookless_pkg\.eval\.hooks\.HOOKS must be a subclass of EvalHooks"
+    ):
+        _Incomplete().eval.score([], [], source="p.jsonl")

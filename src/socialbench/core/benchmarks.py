@@ -342,7 +342,7 @@ class Benchmark:
         package = self.package or type(self).__module__.rsplit(".", 1)[0]  # unregistered: its module's
         module = f"{package}.{kind.folder}.hooks"
         try:
-            cls = importlib.import_module(module).HOOKS
+            cls = getattr(importlib.import_module(module), "HOOKS", None)
         except ModuleNotFoundError as exc:
             if exc.name not in (module, module.rsplit(".", 1)[0]):
                 raise  # the module is there; something it imports is not
@@ -353,7 +353,7 @@ class Benchmark:
                 ) from exc
             cls = kind
         if not (isinstance(cls, type) and issubclass(cls, kind)):
-            raise SocialbenchError(f"benchmark {self.name}: {module}.HOOKS is not a subclass of {kind.__name__}")
+            raise SocialbenchError(f"benchmark {self.name}: {module}.HOOKS must be a subclass of {kind.__name__}")
         if inspect.isabstract(cls):
             missing = ", ".join(sorted(cls.__abstractmethods__))
             raise SocialbenchError(f"benchmark {self.name}: {module}.HOOKS ({cls.__name__}) does not define {missing}")
