@@ -340,7 +340,7 @@ def test_a_method_without_a_trace_section_has_its_trace_drawn_as_a_tree_and_no_t
 
 
 def test_a_methods_trace_section_draws_its_blocks_marks_and_filter(tmp_path, monkeypatch):
-    register(ToyBenchmark)  # its package (where its methods are) is set by registering, not by the class
+    register(ToyBenchmark)  # found by name, as the viewer stage finds it
     monkeypatch.setattr(Chain, "trace_filter", "check", raising=False)
     monkeypatch.setattr(
         Chain, "trace_section", classmethod(lambda cls, t: staged_section(t, t["verdicts"], None)), raising=False
@@ -357,7 +357,7 @@ def test_a_methods_trace_section_draws_its_blocks_marks_and_filter(tmp_path, mon
 
 
 def test_a_trace_the_methods_section_cannot_read_is_an_error_naming_the_record(tmp_path, monkeypatch):
-    register(ToyBenchmark)  # its package (where its methods are) is set by registering, not by the class
+    register(ToyBenchmark)  # found by name, as the viewer stage finds it
     monkeypatch.setattr(Chain, "trace_section", classmethod(lambda cls, t: t["absent"]), raising=False)
     inst, pred, trace = toy_run(tmp_path, trace={"x": 1})
     with pytest.raises(DataError, match=r"trace.jsonl.*id toy-test-000.*'trace'.*method chain cannot show"):

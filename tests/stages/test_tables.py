@@ -181,7 +181,6 @@ class SummaryResults(ToyResults):
 class SummaryToy(ToyBenchmark):
     """TEST DOUBLE: the toy benchmark with per-instance tables (:class:`SummaryResults`)."""
 
-    package = ToyBenchmark.__module__.rsplit(".", 1)[0]
     tables_per_instance = True
 
     @functools.cached_property

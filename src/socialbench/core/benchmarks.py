@@ -285,12 +285,17 @@ class Benchmark:
 
     #: The package, params section and folder under data/ and results/.
     name: ClassVar[str] = ""
-    #: ``socialbench.<name>``; set by the registry.
+    #: Where its methods, templates and stage hooks are: its module's package unless the class names one.
     package: ClassVar[str] = ""
+
     #: Backends it contributes ({name: (module, class)}), imported only when a model uses one.
     backends: ClassVar[dict[str, tuple[str, str]]] = {}
     #: Why a metric may be null in a score file, by metric name (tracking logs it).
     undefined_reasons: ClassVar[dict[str, str]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.package = cls.package or cls.__module__.rsplit(".", 1)[0]
 
     def __init__(self, options: dict[str, Any] | None = None):
         #: Benchmark-specific command options (e.g. a taxonomy file), None when unset.
@@ -339,8 +344,7 @@ class Benchmark:
 
     def _hooks(self, kind: type[H]) -> H:
         """``HOOKS`` of ``<package>/<kind.folder>/hooks.py``; without that module, the kind's defaults."""
-        package = self.package or type(self).__module__.rsplit(".", 1)[0]  # unregistered: its module's
-        module = f"{package}.{kind.folder}.hooks"
+        module = f"{self.package}.{kind.folder}.hooks"
         try:
             cls = getattr(importlib.import_module(module), "HOOKS", None)
         except ModuleNotFoundError as exc:
@@ -620,7 +624,6 @@ BENCHMARKS.add_source(_packaged)
 
 def register(cls: type[Benchmark]) -> type[Benchmark]:
     """Register a benchmark class directly (tests, notebooks); packages are found without it."""
-    cls.package = cls.package or cls.__module__.rsplit(".", 1)[0]
     return BENCHMARKS.add_class(cls.name, cls)
 
 
@@ -629,9 +632,7 @@ def available_benchmarks() -> list[str]:
 
 
 def get_benchmark_class(name: str) -> type[Benchmark]:
-    cls = BENCHMARKS.get(name)
-    cls.package = cls.package or cls.__module__.rsplit(".", 1)[0]
-    return cls
+    return BENCHMARKS.get(name)
 
 
 def get_benchmark(name: str, options: dict[str, Any] | None = None) -> Benchmark:
