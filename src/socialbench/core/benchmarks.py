@@ -244,6 +244,13 @@ class EvalHooks(Hooks, abc.ABC):
         ``group`` and what ``run_summary`` reads. Only with ``Benchmark.tables_per_instance``."""
         raise NotImplementedError(f"benchmark {self.benchmark.name}: no per-instance outcomes (tables_per_instance)")
 
+    def score_with_outcomes(
+        self, instances: Records, predictions: Records, **where: Any
+    ) -> tuple[dict[str, Any], Records]:
+        """:meth:`score` and :meth:`outcomes` of one run, as the score stage writes them; a benchmark whose
+        both come from one pass over the instances makes that pass once."""
+        return self.score(instances, predictions, **where), self.outcomes(instances, predictions, **where)
+
 
 class ResultsHooks(Hooks, abc.ABC):
     """The tables and the viewer; ``instances`` and ``summaries`` (each run's :meth:`run_summary`) are given

@@ -117,7 +117,11 @@ def score(
         preds = [jl.record for jl in parsed]
         lines = [jl.line for jl in parsed]  # the file line of each record, for errors naming it
         one_run(preds, lines, str(predictions), model, method)
-        result = bench.eval.score(insts, preds, source=str(predictions), lines=lines, instances_source=str(instances))
+        where = {"source": str(predictions), "lines": lines, "instances_source": str(instances)}
+        if outcomes is not None:
+            result, rows = bench.eval.score_with_outcomes(insts, preds, **where)
+        else:
+            result, rows = bench.eval.score(insts, preds, **where), None
         ids = {p.get("id") for p in preds}
         missing = [g["id"] for g in insts if g["id"] not in ids]
         if missing:
@@ -147,11 +151,6 @@ def score(
                 f" e.g. {failed[0].get('id')}: {brief(failed[0]['error'], 120)}",
                 err=True,
             )
-        rows = (
-            bench.eval.outcomes(insts, preds, source=str(predictions), lines=lines, instances_source=str(instances))
-            if outcomes is not None
-            else None
-        )
         write_json(out, result)
         typer.echo(f"score: {out}")
         if rows is not None:

@@ -41,3 +41,17 @@ def test_a_score_file_reads_back_and_a_broken_one_is_named():
     assert set(BENCH.eval.parse_scores(data, "s.json")) == {"intent", "stance"}
     with pytest.raises(DataError, match="s.json"):
         BENCH.eval.parse_scores(b"{", "s.json")
+
+
+def test_score_with_outcomes_gives_both_from_one_matching_pass(monkeypatch):
+    import socialbench.moca.eval.hooks as hooks
+
+    calls = []
+    real = hooks.matched
+    monkeypatch.setattr(hooks, "matched", lambda *a, **k: calls.append(1) or real(*a, **k))
+    scores, rows = BENCH.eval.score_with_outcomes(GOLD, PREDS, source="p.jsonl")
+    assert (scores, rows) == (
+        BENCH.eval.score(GOLD, PREDS, source="p.jsonl"),
+        BENCH.eval.outcomes(GOLD, PREDS, source="p.jsonl"),
+    )
+    assert calls == [1]

@@ -5,7 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from socialbench.core.benchmarks import EvalHooks
-from socialbench.meetingtom.eval.scoring import outcome_rows, parse_scores, score
+from socialbench.meetingtom.eval.scoring import (
+    keyed_by_string,
+    outcome_row,
+    outcome_rows,
+    outcomes,
+    parse_scores,
+    score,
+    score_outcomes,
+)
 
 
 class MeetingToMEval(EvalHooks):
@@ -18,6 +26,11 @@ class MeetingToMEval(EvalHooks):
     def outcomes(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]], **kw: Any) -> list[dict]:
         """Per instance, whether it is evaluated and right, with its values (``eval.scoring.outcome_rows``)."""
         return outcome_rows(instances, predictions, **kw)
+
+    def score_with_outcomes(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]], **kw: Any):
+        """Both from one pass of ``scoring.outcomes`` over the instances."""
+        scored = outcomes(instances, predictions, **kw)
+        return keyed_by_string(score_outcomes(scored)), [outcome_row(o) for o in scored]
 
 
 HOOKS = MeetingToMEval

@@ -175,10 +175,11 @@ def outcomes(
 
 def outcome_rows(instances: list[dict[str, Any]], predictions: list[dict[str, Any]], **kw: Any) -> list[dict]:
     """:func:`outcomes` as rows of the outcomes file ``socialbench score`` writes and the tables read."""
-    return [
-        dict(id=o.id, group=str(o.group), evaluated=o.evaluated, correct=o.correct, gold=o.gold, pred=o.pred)
-        for o in outcomes(instances, predictions, **kw)
-    ]
+    return [outcome_row(o) for o in outcomes(instances, predictions, **kw)]
+
+
+def outcome_row(o: Outcome) -> dict[str, Any]:
+    return dict(id=o.id, group=str(o.group), evaluated=o.evaluated, correct=o.correct, gold=o.gold, pred=o.pred)
 
 
 def score_outcomes(scored: list[Outcome]) -> dict[Group, dict[str, Any]]:

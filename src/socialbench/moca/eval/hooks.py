@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from socialbench.core.benchmarks import EvalHooks
-from socialbench.moca.eval.outcomes import outcome_rows
-from socialbench.moca.eval.scoring import parse_scores, score
+from socialbench.moca.eval.outcomes import outcome_rows, rows_of
+from socialbench.moca.eval.scoring import matched, parse_scores, scenario_scores, score
 
 if TYPE_CHECKING:
     from socialbench.moca.benchmark import MocaBenchmark
@@ -27,6 +27,12 @@ class MocaEval(EvalHooks):
         """Per instance, each field's correctness, invalid, the resolved answer and its format flags."""
         where = {"instances_source": "instances", **where}
         return outcome_rows(instances, predictions, *self.benchmark.taxonomy.as_sets(), **where)
+
+    def score_with_outcomes(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]], **where: Any):
+        """Both from one :func:`matched` pass over the instances."""
+        where = {"instances_source": "instances", **where}
+        matches = matched(instances, predictions, *self.benchmark.taxonomy.as_sets(), **where)
+        return scenario_scores(matches), rows_of(matches)
 
 
 HOOKS = MocaEval

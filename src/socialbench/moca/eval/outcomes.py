@@ -41,6 +41,11 @@ FORMAT_FLAGS = tuple(format_flags(None))
 
 def outcome_rows(instances: list[dict], predictions: list[dict], labels: dict, mechanisms: dict, **where: Any) -> list:
     """Each instance's outcome row, in the instances' order, from ``scoring.matched`` (``where``: its file names)."""
+    return rows_of(matched(instances, predictions, labels, mechanisms, **where))
+
+
+def rows_of(matched_rows: list[tuple[dict, dict | None, dict[str, bool], bool]]) -> list:
+    """The outcome rows of ``scoring.matched``'s rows."""
     return [
         {
             "id": gold["id"],
@@ -50,5 +55,5 @@ def outcome_rows(instances: list[dict], predictions: list[dict], labels: dict, m
             "answer": resolved(pred),
             "format": format_flags(pred),
         }
-        for gold, pred, matches, invalid in matched(instances, predictions, labels, mechanisms, **where)
+        for gold, pred, matches, invalid in matched_rows
     ]

@@ -127,9 +127,14 @@ def unpredicted(instances: list[dict[str, Any]], predictions: list[dict[str, Any
 
 def score(instances: list[dict], predictions: list[dict], labels: dict, mechanisms: dict, **where: Any) -> dict:
     """{scenario: metrics} over all instances (:func:`matched`; ``where``: the file names for errors)."""
+    return scenario_scores(matched(instances, predictions, labels, mechanisms, **where))
+
+
+def scenario_scores(matched_rows: list[tuple[dict, dict | None, dict[str, bool], bool]]) -> dict:
+    """{scenario: metrics} of :func:`matched`'s rows."""
     rows: dict[str, list[tuple[dict[str, bool], bool]]] = {}
     media: dict[str, int] = {}
-    for gold, pred, matches, invalid in matched(instances, predictions, labels, mechanisms, **where):
+    for gold, pred, matches, invalid in matched_rows:
         s = gold["scenario"]
         rows.setdefault(s, []).append((matches, invalid))
         media[s] = media.get(s, 0) + media_failed(gold, pred)
