@@ -14,7 +14,7 @@ from socialbench.core.benchmarks import (
     settings_sources,
 )
 from socialbench.core.errors import ConfigError, SocialbenchError
-from tests.helpers.toybench.benchmark import ToyBenchmark, make_instances
+from tests.helpers.toybench.benchmark import ToyBenchmark
 
 
 def test_moca_is_found_by_its_folder():
@@ -44,7 +44,7 @@ def test_a_benchmark_without_its_own_run_summary_gets_each_runs_outcome_rows_who
 
 def test_a_benchmark_without_per_instance_tables_has_no_outcomes():
     with pytest.raises(NotImplementedError, match="benchmark toybench: no per-instance outcomes"):
-        ToyBenchmark().eval.outcomes([], [], source="p.jsonl")
+        ToyBenchmark().eval.score_with_outcomes([], [], source="p.jsonl")
 
 
 def test_the_prompt_hash_of_direct_covers_its_template_files_in_order():
@@ -342,9 +342,3 @@ def test_a_hooks_module_without_hooks_is_named(tmp_path, monkeypatch):
         SocialbenchError, match=r"tests_hookless_pkg\.eval\.hooks\.HOOKS must be a subclass of EvalHooks"
     ):
         _Incomplete().eval.score([], [], source="p.jsonl")
-
-
-def test_by_default_score_with_outcomes_is_score_then_outcomes():
-    # toybench has no per-instance outcomes: the default asks for both, so the outcomes' refusal shows
-    with pytest.raises(NotImplementedError, match="no per-instance outcomes"):
-        ToyBenchmark().eval.score_with_outcomes(make_instances(1), [], source="p.jsonl")

@@ -12,6 +12,7 @@ from socialbench.core.io import jsonl_text
 
 def run_summary(bench, instances: list[dict[str, Any]], records: list[dict[str, Any]], source: str = "p.jsonl") -> Any:
     rows = [
-        json.loads(line) for line in jsonl_text(bench.eval.outcomes(instances, records, source=source)).splitlines()
+        json.loads(line)
+        for line in jsonl_text(bench.eval.score_with_outcomes(instances, records, source=source)[1]).splitlines()
     ]
     return bench.results.run_summary(rows, source=source)

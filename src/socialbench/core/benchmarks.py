@@ -239,17 +239,13 @@ class EvalHooks(Hooks, abc.ABC):
     def parse_scores(self, data: bytes, source: str) -> dict[str, Any]:
         """A score file read back and checked."""
 
-    def outcomes(self, instances: Records, predictions: Records, **where: Any) -> Records:
-        """One run's outcome per instance, in order, as :meth:`score` scores it: objects with ``id``,
-        ``group`` and what ``run_summary`` reads. Only with ``Benchmark.tables_per_instance``."""
-        raise NotImplementedError(f"benchmark {self.benchmark.name}: no per-instance outcomes (tables_per_instance)")
-
     def score_with_outcomes(
         self, instances: Records, predictions: Records, **where: Any
     ) -> tuple[dict[str, Any], Records]:
-        """:meth:`score` and :meth:`outcomes` of one run, as the score stage writes them; a benchmark whose
-        both come from one pass over the instances makes that pass once."""
-        return self.score(instances, predictions, **where), self.outcomes(instances, predictions, **where)
+        """:meth:`score`'s scores and the run's outcome per instance, in order, as scored (objects with ``id``,
+        ``group`` and what ``run_summary`` reads), from one pass over the instances. Only with
+        ``Benchmark.tables_per_instance``."""
+        raise NotImplementedError(f"benchmark {self.benchmark.name}: no per-instance outcomes (tables_per_instance)")
 
 
 class ResultsHooks(Hooks, abc.ABC):

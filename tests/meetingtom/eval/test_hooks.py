@@ -14,10 +14,10 @@ def test_the_hook_scores_as_the_scorer_does():
 
 
 def test_outcomes_say_which_instance_is_correct():
-    rows = BENCH.eval.outcomes(GOLD, PREDS, source="p.jsonl")
+    _, rows = BENCH.eval.score_with_outcomes(GOLD, PREDS, source="p.jsonl")
     assert [(r["id"], r["correct"]) for r in rows] == [("i0", True), ("i1", False)]
 
 
-def test_score_with_outcomes_gives_the_score_and_the_outcome_rows():
-    both = BENCH.eval.score_with_outcomes(GOLD, PREDS, source="p.jsonl")
-    assert both == (BENCH.eval.score(GOLD, PREDS, source="p.jsonl"), BENCH.eval.outcomes(GOLD, PREDS, source="p.jsonl"))
+def test_the_scores_with_the_outcomes_are_the_scorers():
+    scores, _ = BENCH.eval.score_with_outcomes(GOLD, PREDS, source="p.jsonl")
+    assert scores == score(GOLD, PREDS, source="p.jsonl")

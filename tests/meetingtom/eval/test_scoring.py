@@ -15,7 +15,7 @@ from socialbench.meetingtom.eval.scoring import (
     keyed_by_group,
     keyed_by_string,
     macro_f1,
-    outcome_rows,
+    outcome_row,
     outcomes,
     parse_scores,
     score,
@@ -387,7 +387,7 @@ def test_score_files_key_groups_by_string_and_the_tables_read_them_back_by_group
 
 def test_an_outcome_row_holds_the_instances_group_flags_and_values_as_scored():
     insts = list(clip(0, "AB"))
-    rows = outcome_rows(insts, [pred("0-31", "B"), pred("0-32", ["C", "D"])], source="p")
+    rows = [outcome_row(o) for o in outcomes(insts, [pred("0-31", "B"), pred("0-32", ["C", "D"])], source="p")]
     assert rows == [
         {
             "id": o.id,
@@ -403,5 +403,5 @@ def test_an_outcome_row_holds_the_instances_group_flags_and_values_as_scored():
 
 
 def test_an_outcome_row_of_an_invalid_answer_has_no_predicted_value():
-    rows = outcome_rows([inst(0)], [pred(0, "Z")], source="p")
+    rows = [outcome_row(o) for o in outcomes([inst(0)], [pred(0, "Z")], source="p")]
     assert (rows[0]["pred"], rows[0]["correct"], rows[0]["gold"]) == (None, False, "v0")

@@ -40,13 +40,13 @@ def test_the_conditional_interval_is_the_ratio_of_resampled_counts_on_the_cells_
 
 
 def outcome_rows():
-    from socialbench.meetingtom.eval.scoring import outcome_rows
+    from socialbench.meetingtom.eval.scoring import outcome_row, outcomes
     from tests.meetingtom.results.test_tables import instances, predictions
 
     insts = instances()
     source, recs = predictions()[("gem", "no_prompt")]
     recs = [*recs[:-1], {**recs[-1], "error": "failed"}]  # one record without a usable answer
-    return outcome_rows(insts, recs, source=source)
+    return [outcome_row(o) for o in outcomes(insts, recs, source=source)]
 
 
 def test_a_run_summary_keeps_the_flags_values_and_answer_codes_of_its_outcome_rows():

@@ -30,7 +30,7 @@ def test_the_hook_scores_as_the_scorer_does_with_the_benchmarks_taxonomy():
 
 
 def test_outcomes_are_one_row_per_instance_grouped_by_scenario():
-    assert [(r["id"], r["group"]) for r in BENCH.eval.outcomes(GOLD, PREDS, source="p.jsonl")] == [
+    assert [(r["id"], r["group"]) for r in BENCH.eval.score_with_outcomes(GOLD, PREDS, source="p.jsonl")[1]] == [
         ("a", "intent"),
         ("b", "stance"),
     ]
@@ -43,15 +43,12 @@ def test_a_score_file_reads_back_and_a_broken_one_is_named():
         BENCH.eval.parse_scores(b"{", "s.json")
 
 
-def test_score_with_outcomes_gives_both_from_one_matching_pass(monkeypatch):
+def test_the_scores_with_the_outcomes_come_from_one_matching_pass_and_equal_the_scorers(monkeypatch):
     import socialbench.moca.eval.hooks as hooks
 
     calls = []
     real = hooks.matched
     monkeypatch.setattr(hooks, "matched", lambda *a, **k: calls.append(1) or real(*a, **k))
-    scores, rows = BENCH.eval.score_with_outcomes(GOLD, PREDS, source="p.jsonl")
-    assert (scores, rows) == (
-        BENCH.eval.score(GOLD, PREDS, source="p.jsonl"),
-        BENCH.eval.outcomes(GOLD, PREDS, source="p.jsonl"),
-    )
+    scores, _ = BENCH.eval.score_with_outcomes(GOLD, PREDS, source="p.jsonl")
     assert calls == [1]
+    assert scores == BENCH.eval.score(GOLD, PREDS, source="p.jsonl")

@@ -3,7 +3,8 @@ as the scorer does, a failed or missing record is no answer, and the answer-form
 record's ``format``."""
 
 from socialbench.core.benchmarks import get_benchmark
-from socialbench.moca.eval.outcomes import FORMAT_FLAGS, format_flags, outcome_rows, resolved
+from socialbench.moca.eval.outcomes import FORMAT_FLAGS, format_flags, resolved, rows_of
+from socialbench.moca.eval.scoring import matched
 from tests.moca.results.paper_runs import answers, make_instances
 
 BENCH = get_benchmark("moca")
@@ -11,7 +12,7 @@ BENCH = get_benchmark("moca")
 
 def rows(instances, records):
     labels, mechanisms = BENCH.taxonomy.as_sets()
-    return outcome_rows(instances, records, labels, mechanisms)
+    return rows_of(matched(instances, records, labels, mechanisms))
 
 
 def test_the_rows_follow_the_instances_order_with_their_scenario_as_group():

@@ -22,7 +22,7 @@ def rows_of(n=6):
     inst = make_instances(n)
     recs = answers(inst, "a", "direct", lambda k, f: k % 2 == 0 or f == "label")
     recs[1] = {**recs[1], "error": "answer truncated at max_tokens"}
-    return bench().eval.outcomes(inst, recs, source="p.jsonl")
+    return bench().eval.score_with_outcomes(inst, recs, source="p.jsonl")[1]
 
 
 def test_a_failed_record_counts_as_no_answer_in_the_intervals_as_in_the_scores():

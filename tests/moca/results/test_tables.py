@@ -209,7 +209,9 @@ def test_the_tables_command_reads_instances_and_outcomes_and_writes_tables_inter
     for (m, meth), recs in runs.items():
         outcomes = tmp_path / "outcomes" / m / f"{meth}.jsonl"
         outcomes.parent.mkdir(parents=True, exist_ok=True)
-        outcomes.write_text("".join(json.dumps(r) + "\n" for r in bench().eval.outcomes(inst, recs, source="p.jsonl")))
+        outcomes.write_text(
+            "".join(json.dumps(r) + "\n" for r in bench().eval.score_with_outcomes(inst, recs, source="p.jsonl")[1])
+        )
         scores.append(tmp_path / "scores" / m / f"{meth}.json")
         scores[-1].parent.mkdir(parents=True, exist_ok=True)
         scores[-1].write_text(json.dumps(bench().eval.score(inst, recs, source="p.jsonl")))

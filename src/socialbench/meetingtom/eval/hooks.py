@@ -8,7 +8,6 @@ from socialbench.core.benchmarks import EvalHooks
 from socialbench.meetingtom.eval.scoring import (
     keyed_by_string,
     outcome_row,
-    outcome_rows,
     outcomes,
     parse_scores,
     score,
@@ -23,12 +22,9 @@ class MeetingToMEval(EvalHooks):
     def parse_scores(self, data: bytes, source: str) -> dict[str, Any]:
         return parse_scores(data, source)
 
-    def outcomes(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]], **kw: Any) -> list[dict]:
-        """Per instance, whether it is evaluated and right, with its values (``eval.scoring.outcome_rows``)."""
-        return outcome_rows(instances, predictions, **kw)
-
     def score_with_outcomes(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]], **kw: Any):
-        """Both from one pass of ``scoring.outcomes`` over the instances."""
+        """Per instance, whether it is evaluated and right, with its values; the scores and the rows from one
+        pass of ``scoring.outcomes``."""
         scored = outcomes(instances, predictions, **kw)
         return keyed_by_string(score_outcomes(scored)), [outcome_row(o) for o in scored]
 

@@ -173,12 +173,8 @@ def outcomes(
     return out
 
 
-def outcome_rows(instances: list[dict[str, Any]], predictions: list[dict[str, Any]], **kw: Any) -> list[dict]:
-    """:func:`outcomes` as rows of the outcomes file ``socialbench score`` writes and the tables read."""
-    return [outcome_row(o) for o in outcomes(instances, predictions, **kw)]
-
-
 def outcome_row(o: Outcome) -> dict[str, Any]:
+    """An :func:`outcomes` item as a row of the outcomes file ``socialbench score`` writes and the tables read."""
     return dict(id=o.id, group=str(o.group), evaluated=o.evaluated, correct=o.correct, gold=o.gold, pred=o.pred)
 
 

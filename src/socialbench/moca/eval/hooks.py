@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from socialbench.core.benchmarks import EvalHooks
-from socialbench.moca.eval.outcomes import outcome_rows, rows_of
+from socialbench.moca.eval.outcomes import rows_of
 from socialbench.moca.eval.scoring import matched, parse_scores, scenario_scores, score
 
 if TYPE_CHECKING:
@@ -23,13 +23,9 @@ class MocaEval(EvalHooks):
     def parse_scores(self, data: bytes, source: str) -> dict[str, Any]:
         return parse_scores(data, source)
 
-    def outcomes(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]], **where: Any) -> list[dict]:
-        """Per instance, each field's correctness, invalid, the resolved answer and its format flags."""
-        where = {"instances_source": "instances", **where}
-        return outcome_rows(instances, predictions, *self.benchmark.taxonomy.as_sets(), **where)
-
     def score_with_outcomes(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]], **where: Any):
-        """Both from one :func:`matched` pass over the instances."""
+        """Per instance, each field's correctness, invalid, the resolved answer and its format flags; the
+        scores and the rows from one :func:`matched` pass."""
         where = {"instances_source": "instances", **where}
         matches = matched(instances, predictions, *self.benchmark.taxonomy.as_sets(), **where)
         return scenario_scores(matches), rows_of(matches)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from socialbench.moca.eval.scoring import FIELDS, matched
+from socialbench.moca.eval.scoring import FIELDS
 
 #: The resolved answer's fields, in the order of a row's ``answer``.
 ANSWER_FIELDS = ("subject", "target", "mechanism", "label")
@@ -39,13 +39,8 @@ def format_flags(record: dict[str, Any] | None) -> dict[str, bool]:
 FORMAT_FLAGS = tuple(format_flags(None))
 
 
-def outcome_rows(instances: list[dict], predictions: list[dict], labels: dict, mechanisms: dict, **where: Any) -> list:
-    """Each instance's outcome row, in the instances' order, from ``scoring.matched`` (``where``: its file names)."""
-    return rows_of(matched(instances, predictions, labels, mechanisms, **where))
-
-
 def rows_of(matched_rows: list[tuple[dict, dict | None, dict[str, bool], bool]]) -> list:
-    """The outcome rows of ``scoring.matched``'s rows."""
+    """Each instance's outcome row, in the instances' order, from ``scoring.matched``'s rows."""
     return [
         {
             "id": gold["id"],
