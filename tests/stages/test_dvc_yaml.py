@@ -98,9 +98,14 @@ def test_each_stage_takes_the_hooks_modules_of_the_hooks_it_calls():
     assert "meetingtom/dataset/hooks.py" in _files("meetingtom", ("demo",))
 
 
-def test_a_data_stage_of_moca_depends_on_no_scoring_code():
-    # the plug-in class imports no eval/ module: editing the scorer reruns no data preparation
-    assert "src/socialbench/moca/eval" not in dvc_yaml.code_deps("moca", [("prepare",)])
+@pytest.mark.parametrize(
+    ("benchmark", "command"),
+    [("moca", ("prepare",)), ("moca", ("moca", "frames")), ("meetingtom", ("meetingtom", "extract"))],
+)
+def test_a_data_stage_depends_on_no_scoring_code(benchmark, command):
+    # the plug-in class imports no eval/ module, and no hook body in core calls a scoring hook: editing
+    # the scorer reruns no data preparation
+    assert f"src/socialbench/{benchmark}/eval" not in dvc_yaml.code_deps(benchmark, [command])
 
 
 def test_the_books_code_deps_are_what_its_command_imports_and_no_benchmarks_code():
