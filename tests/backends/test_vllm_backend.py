@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from socialbench.backends.vllm_backend import ServerFailed
 from socialbench.core.backend import BackendContext, ModelSpec, create_backend
 from socialbench.core.errors import MissingDependency
 from tests.helpers.loopback import LoopbackServer
@@ -94,6 +93,9 @@ def test_no_server_is_started_when_everything_is_cached(tmp_path):
 
 
 def test_failed_start_reports_the_log_tail(tmp_path, monkeypatch):
+    # imported here, not at collection: it imports the openai SDK, which every xdist worker would load
+    from socialbench.backends.vllm_backend import ServerFailed
+
     monkeypatch.setenv("FAKE_VLLM_EXIT_CODE", "3")
     backend = create_backend(spec_for(tmp_path))
     with pytest.raises(ServerFailed, match=r"(?s)code 3.*CUDA out of memory \(simulated\)"):

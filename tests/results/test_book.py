@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from pypdf import PdfReader
 from typer.testing import CliRunner
 
 from socialbench.cli import app
@@ -389,6 +388,8 @@ def test_the_note_of_a_cut_table_is_set_under_it():
 
 def pdf_text(pdf: Path) -> str:
     """The PDF's text, whitespace runs made single spaces (line breaks fall anywhere)."""
+    from pypdf import PdfReader  # imported by the PDF tests, not at every xdist worker's collection
+
     return " ".join(" ".join(page.extract_text() for page in PdfReader(pdf).pages).split())
 
 
@@ -421,6 +422,8 @@ def test_same_inputs_give_identical_pdf_bytes(results, tmp_path):
 
 
 def test_pdf_carries_no_creation_date(tmp_path):
+    from pypdf import PdfReader
+
     build_pdf([fake_section([table_item()])], tmp_path / "b.pdf", tmp_path / "b.typ")
     info = PdfReader(tmp_path / "b.pdf").metadata
     assert "/CreationDate" not in info and "/ModDate" not in info

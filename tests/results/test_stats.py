@@ -1,5 +1,6 @@
 """socialbench.results.stats: bootstrap intervals, exact McNemar, paired bootstrap, Holm (checked against
-scipy and statsmodels on hand-made cases)."""
+scipy and statsmodels on hand-made cases). The references are imported by the tests that use them, not at
+collection: every xdist worker collects every module."""
 
 from __future__ import annotations
 
@@ -8,9 +9,6 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from scipy import stats as sps
-from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
-from statsmodels.stats.multitest import multipletests
 
 from socialbench.moca.eval.scoring import FIELDS, score_scenario
 from socialbench.moca.eval.scoring import STATS as DEFS
@@ -47,6 +45,8 @@ def test_dict_input_gives_the_same_result_as_the_matrix():
 
 
 def test_mean_metric_interval_matches_scipy_percentile_bootstrap():
+    from scipy import stats as sps
+
     m = cell(400, p=0.55, seed=6)
     ours = stats.bootstrap_ci(m, n_resamples=20000, seed=7, decimals=None, defs=DEFS)["label"]
     ref = sps.bootstrap(
@@ -64,6 +64,8 @@ def test_mean_metric_interval_matches_scipy_percentile_bootstrap():
 
 
 def test_ratio_metric_interval_matches_scipy_paired_percentile_bootstrap():
+    from scipy import stats as sps
+
     m = cell(80, p=0.7, seed=9)  # ~56 labels correct: a zero denominator never happens in practice
     ours = stats.bootstrap_ci(m, n_resamples=20000, seed=10, decimals=None, defs=DEFS)
     label, mech = m[:, 0].astype(float), m[:, 3].astype(float)
@@ -173,6 +175,8 @@ def test_per_instance_dyad_and_holis_follow_the_paper():
     "table", [(10, 5, 1, 8), (3, 0, 7, 2), (4, 6, 6, 4), (50, 30, 12, 40), (0, 1, 0, 0), (200, 180, 220, 3)]
 )
 def test_mcnemar_equals_statsmodels_exact(table):
+    from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
+
     both, a_only, b_only, neither = table
     a, b = paired_table_arrays(*table)
     ours = stats.mcnemar_exact(a, b)
@@ -206,6 +210,8 @@ def test_mcnemar_rejects_unpaired_inputs():
     ],
 )
 def test_holm_equals_statsmodels(p):
+    from statsmodels.stats.multitest import multipletests
+
     ours = stats.holm(p, alpha=0.05)
     reject, adjusted, _, _ = multipletests(p, alpha=0.05, method="holm")
     np.testing.assert_array_equal(ours.reject, reject)
