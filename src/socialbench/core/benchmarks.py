@@ -510,7 +510,8 @@ class Benchmark:
         """One instance's prediction record (a JSON line in results/predictions/...)."""
         return {"id": instance["id"], "model": model, "method": method, **final.fields, "error": final.error}
 
-    #: Whether the results' ``tables`` take instances and each run's ``run_summary`` (from :meth:`EvalHooks.outcomes`).
+    #: Whether the results' ``tables`` take instances and each run's ``run_summary`` (its outcome rows come
+    #: from :meth:`EvalHooks.score_with_outcomes`).
     tables_per_instance: ClassVar[bool] = False
 
     def group_size(self, metrics: dict[str, Any]) -> int:

@@ -1,10 +1,10 @@
-"""MeetingToM's scoring (MeetingToM 4.1) as stage hooks (core ``EvalHooks``); keywords as core declares them."""
+"""MeetingToM's scoring (MeetingToM 4.1) as stage hooks (core ``EvalHooks``); ``where`` as core declares it."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from socialbench.core.benchmarks import EvalHooks
+from socialbench.core.benchmarks import EvalHooks, Records
 from socialbench.meetingtom.eval.scoring import (
     keyed_by_string,
     outcome_row,
@@ -16,16 +16,16 @@ from socialbench.meetingtom.eval.scoring import (
 
 
 class MeetingToMEval(EvalHooks):
-    def score(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]], **kw: Any) -> dict[str, Any]:
-        return score(instances, predictions, **kw)
+    def score(self, instances: Records, predictions: Records, **where: Any) -> dict[str, Any]:
+        return score(instances, predictions, **where)
 
     def parse_scores(self, data: bytes, source: str) -> dict[str, Any]:
         return parse_scores(data, source)
 
-    def score_with_outcomes(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]], **kw: Any):
+    def score_with_outcomes(self, instances: Records, predictions: Records, **where: Any):
         """Per instance, whether it is evaluated and right, with its values; the scores and the rows from one
         pass of ``scoring.outcomes``."""
-        scored = outcomes(instances, predictions, **kw)
+        scored = outcomes(instances, predictions, **where)
         return keyed_by_string(score_outcomes(scored)), [outcome_row(o) for o in scored]
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from socialbench.core.benchmarks import EvalHooks
+from socialbench.core.benchmarks import EvalHooks, Records
 from socialbench.moca.eval.outcomes import rows_of
-from socialbench.moca.eval.scoring import matched, parse_scores, scenario_scores, score
+from socialbench.moca.eval.scoring import matched, parse_scores, scenario_scores
 
 if TYPE_CHECKING:
     from socialbench.moca.benchmark import MocaBenchmark
@@ -16,18 +16,21 @@ if TYPE_CHECKING:
 class MocaEval(EvalHooks):
     benchmark: MocaBenchmark
 
-    def score(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]], **where: Any) -> dict[str, Any]:
+    def _matched(self, instances: Records, predictions: Records, where: dict[str, Any]) -> list:
+        """``scoring.matched`` with the benchmark's taxonomy: one row per instance, as both hooks score it."""
         where = {"instances_source": "instances", **where}
-        return score(instances, predictions, *self.benchmark.taxonomy.as_sets(), **where)
+        return matched(instances, predictions, *self.benchmark.taxonomy.as_sets(), **where)
+
+    def score(self, instances: Records, predictions: Records, **where: Any) -> dict[str, Any]:
+        return scenario_scores(self._matched(instances, predictions, where))
 
     def parse_scores(self, data: bytes, source: str) -> dict[str, Any]:
         return parse_scores(data, source)
 
-    def score_with_outcomes(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]], **where: Any):
+    def score_with_outcomes(self, instances: Records, predictions: Records, **where: Any):
         """Per instance, each field's correctness, invalid, the resolved answer and its format flags; the
-        scores and the rows from one :func:`matched` pass."""
-        where = {"instances_source": "instances", **where}
-        matches = matched(instances, predictions, *self.benchmark.taxonomy.as_sets(), **where)
+        scores and the rows from one ``matched`` pass."""
+        matches = self._matched(instances, predictions, where)
         return scenario_scores(matches), rows_of(matches)
 
 

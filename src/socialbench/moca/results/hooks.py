@@ -64,7 +64,7 @@ def overall_table(scores: dict[tuple[str, str], dict[str, Any]], categories: dic
 class MocaResults(ResultsHooks):
     benchmark: MocaBenchmark
 
-    def run_summary(self, rows: list[dict[str, Any]], *, source: str) -> Any:
+    def run_summary(self, rows: Records, *, source: str) -> Any:
         """Per scenario the correctness matrix and answer counts; per instance the resolved answer's code."""
         return run_summary(rows, source)
 
@@ -123,9 +123,7 @@ class MocaResults(ResultsHooks):
         """stability.md/.csv/.tex: answer stability under option order, from the order runs' summaries."""
         return dict(stability_files(instances, summaries, params, self.benchmark.taxonomy))
 
-    def viewer_rows(
-        self, instances: list[dict[str, Any]], predictions: dict[str, dict[str, Any]], traces: dict[str, dict[str, Any]]
-    ) -> list[dict[str, Any]]:
+    def viewer_rows(self, instances: Records, predictions: dict[str, dict], traces: dict[str, dict]) -> Records:
         labels, mechanisms = self.benchmark.taxonomy.as_sets()
         return viewer.rows(instances, predictions, traces, labels, mechanisms)
 
