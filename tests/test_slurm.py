@@ -1,13 +1,17 @@
-"""The demo pipeline through Slurm (profiles/slurm) on a one-node cluster started on this machine.
+"""The pipeline through Slurm (profiles/slurm) on a one-node cluster started on this machine.
 
 scripts/slurm_cluster.sh installs slurm-wlm and munge with apt-get (once) and starts slurmctld and
 slurmd on localhost; the pipeline then runs with ``--profile profiles/slurm`` in a fresh copy of the
 repository. Every job Snakemake did not run itself (its localrules) must have gone through Slurm and
-completed there, and every output must be byte-identical to what the committed dvc.lock records: the
-check tests/test_pipeline.py makes of the local run, so the two runs give the same bytes without this test
-needing a local run on its own worker. Root only. The test command runs it on a worker of
-its own, beside the local demo run: about 4 minutes here, one of them installing slurm-wlm and munge the
-first time. Skip with ``-m "not slurm"``.
+completed there, and every output it built must have the bytes the committed dvc.lock records (the
+check tests/test_pipeline.py makes of the local run, so the two executors give the same bytes).
+
+What the test command runs (docs/decisions/scale-out.md, "What the Slurm test runs"): MoCA's target
+and the first demo meeting's stage, which hold every kind of job the profile submits (MoCA's frames,
+a meeting's clips, each model's inference) and every kind of local job; about 70 CPU-s, against 170
+for the whole demo a second time. The whole demo through Slurm is marked ``scaleout`` as well, left out
+of the default command with the other full-size scale-out checks: ``bash scripts/test.sh -m scaleout``.
+Root only. Skip with ``-m "not slurm"``.
 
 The test cluster has no slurmdbd (it needs a MySQL server), so plain ``sacct`` has no database: Slurm
 writes each finished job to a job completion log (jobcomp/filetxt), which ``sacct -c`` reads, and
@@ -16,19 +20,24 @@ the plugin asks ``squeue`` for job states (``--slurm-status-command squeue``).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.helpers.pipeline import REPO, git_snapshot, link_shared, pipeline_env, repo_copy, run
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 
 SCRIPT = REPO / "scripts" / "slurm_cluster.sh"
+#: The rules the profile submits, by kind: each must go through Slurm in the test command's run.
+SUBMITTED_KINDS = {"frames": r"moca_frames", "clips": r"meetingtom_clips", "inference": r"\w+_infer_\w+"}
 
 
 def _why_not() -> str | None:
@@ -59,21 +68,41 @@ def slurm_cluster(tmp_path_factory):
     subprocess.run(["bash", str(SCRIPT), "stop"], env=env, capture_output=True, text=True, timeout=60)
 
 
-@pytest.fixture(scope="module")
-def slurm_run(slurm_cluster, tmp_path_factory):
-    """The demo pipeline under profiles/slurm in a fresh copy: (work dir, snakemake's output)."""
-    work = repo_copy(tmp_path_factory.mktemp("slurm-pipeline") / "repo")
-    link_shared(work)
-    env = pipeline_env(work)
-    git_snapshot(work, env)
+def _slurm_snakemake(work: Path, env: dict[str, str], targets: list[str]) -> str:
+    """``snakemake --profile profiles/slurm`` with the test cluster's settings: snakemake's output."""
     # the test cluster has no accounts and no slurmdbd (see the module docstring)
     cmd = ["snakemake", "--profile", "profiles/slurm", "--slurm-no-account", "--slurm-status-command", "squeue"]
     # poll squeue a second after each finished job (the plugin adds 10 s per poll that finds none
     # finished): on a real cluster the profile's default spares slurmctld, here it only adds idle time
     cmd += ["--slurm-init-seconds-before-status-checks", "1"]
-    # a job whose end Snakemake never learns of leaves it waiting for good: fail instead (about 4 min
+    # a job whose end Snakemake never learns of leaves it waiting for good: fail instead (a few minutes
     # on a quiet machine; the limit leaves room for a loaded one)
-    return work, run(cmd, work, env, timeout=3600)
+    return run([*cmd, *targets], work, env, timeout=3600)
+
+
+def _fresh_copy(parent: Path) -> tuple[Path, dict[str, str]]:
+    work = repo_copy(parent / "repo")
+    link_shared(work)
+    env = pipeline_env(work)
+    git_snapshot(work, env)
+    return work, env
+
+
+def _meeting_stage(work: Path) -> tuple[str, list[str]]:
+    """The first demo meeting's DVC stage (its address) and the Snakemake targets its command builds."""
+    stage = yaml.safe_load((work / "dvc.yaml").read_text())["stages"]["meetingtom_demo_meeting"]
+    meeting = yaml.safe_load((work / "params.yaml").read_text())["meetingtom"]["demo"]["meetings"][0]
+    cmd = stage["cmd"].replace("${item.meeting}", meeting).split()
+    return f"meetingtom_demo_meeting@{meeting}", cmd[cmd.index("1") + 1 :]  # after `--cores 1`
+
+
+@pytest.fixture(scope="module")
+def slurm_run(slurm_cluster, tmp_path_factory):
+    """MoCA's target and the first demo meeting's stage under profiles/slurm in a fresh copy: (work dir,
+    its environment, snakemake's output, the meeting's DVC stage)."""
+    work, env = _fresh_copy(tmp_path_factory.mktemp("slurm-pipeline"))
+    meeting, targets = _meeting_stage(work)
+    return work, env, _slurm_snakemake(work, env, ["moca", *targets]), meeting
 
 
 def _submitted(out: str) -> dict[str, str]:
@@ -99,21 +128,49 @@ def _completed_in_slurm(state: Path) -> set[str]:
     return {line.split("|")[0] for line in proc.stdout.splitlines() if line.endswith("|COMPLETED")}
 
 
-def test_every_non_local_job_ran_through_slurm(slurm_run, slurm_cluster):
-    work, out = slurm_run
+def _assert_every_non_local_job_completed_in_slurm(out: str, state: Path) -> None:
     submitted = _submitted(out)
-    remote = _remote_rules(out)
-    assert any("_infer_" in r for r in remote), "no inference job was submitted"
-    assert sorted(submitted.values()) == sorted(remote)
-    missing = set(submitted) - _completed_in_slurm(slurm_cluster)
+    assert sorted(submitted.values()) == sorted(_remote_rules(out))
+    missing = set(submitted) - _completed_in_slurm(state)
     assert not missing, f"Slurm has no completed record of jobs {sorted(missing)}"
 
 
-def test_slurm_run_outputs_are_byte_identical_to_what_the_committed_lock_records(shared_dir, slurm_run):
+def test_every_kind_of_job_the_profile_submits_ran_and_completed_in_slurm(slurm_run, slurm_cluster):
+    _, _, out, _ = slurm_run
+    remote = _remote_rules(out)
+    for kind, pattern in SUBMITTED_KINDS.items():
+        assert any(re.fullmatch(pattern, r) for r in remote), f"no {kind} job was submitted: {remote}"
+    _assert_every_non_local_job_completed_in_slurm(out, slurm_cluster)
+
+
+#: Run in the copy: {stage: {output: DVC's workspace status}} of MoCA's stages and the named one, each
+#: output compared with the hash dvc.lock records (no cache needed: the run ends before any `dvc commit`).
+WORKSPACE_STATUS = """
+import json, sys
+from dvc.repo import Repo
+with Repo(".") as repo:
+    stages = [s for s in repo.index.stages if s.addressing.startswith("moca_") or s.addressing == sys.argv[1]]
+    print(json.dumps({s.addressing: {k: v for o in s.outs for k, v in o.workspace_status().items()} for s in stages}))
+"""
+
+
+def test_slurm_run_outputs_have_the_bytes_the_committed_lock_records(slurm_run):
+    # The stages read nothing of ../shared, so this holds without it (the whole demo's check needs it).
+    work, env, _, meeting = slurm_run
+    status = json.loads(run([sys.executable, "-c", WORKSPACE_STATUS, meeting], work, env).splitlines()[-1])
+    assert {"moca_frames", "moca_infer_minilm", "moca_tables", meeting} <= set(status), sorted(status)
+    differ = {stage: outs for stage, outs in status.items() if outs}
+    assert not differ, f"the Slurm run's outputs differ from the committed dvc.lock: {differ}"
+
+
+@pytest.mark.scaleout
+def test_the_whole_demo_through_slurm_leaves_the_committed_lock_as_it_is(slurm_cluster, shared_dir, tmp_path_factory):
     # The run ends with `dvc commit`: dvc.lock stays as committed only if every output (predictions,
-    # scores, tables, data) has the md5 the lock records, which the local run is held to as well.
-    # The committed lock is built with ../shared beside the repository, hence shared_dir.
-    work, _ = slurm_run
+    # scores, tables, data) has the md5 the lock records. The committed lock is built with ../shared
+    # beside the repository, hence shared_dir.
+    work, env = _fresh_copy(tmp_path_factory.mktemp("slurm-demo"))
+    out = _slurm_snakemake(work, env, [])
+    _assert_every_non_local_job_completed_in_slurm(out, slurm_cluster)
     proc = subprocess.run(
         ["git", "diff", "--stat", "--exit-code", "dvc.lock"], cwd=work, capture_output=True, text=True
     )
