@@ -42,6 +42,7 @@ include: "rules/dvc.smk"  # dvc.yaml rewritten when stale; per-benchmark targets
 # Light jobs run in Snakemake's own process under a cluster executor (profiles/slurm, docs/scale-out.md);
 # the heavy ones (media, inference, data preparation) are submitted with params `resources`.
 workflow.localrules(*local_rules())  # names built at load: the directive takes literal names only
+write_code_stamps()  # before the DAG is built (rules/common.smk)
 
 
 rule all:

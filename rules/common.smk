@@ -259,6 +259,15 @@ def _stage_code(name):
     return stamp
 
 
+def write_code_stamps():
+    """Every declared stage's code stamp, written when the workflow is read: Snakemake lists a folder
+    once while it builds the DAG (its IOCache inventory) and then answers from that list, so a stamp
+    first written after the list was made would be a missing input (a targeted run on a fresh checkout
+    failed so, depending on the order Snakemake visited the jobs in)."""
+    for name in STAGES:
+        _stage_code(name)
+
+
 @functools.cache
 def stage_code_deps(name):
     return dvc_yaml.stage_code_deps(_declared(name), _rule_shells())

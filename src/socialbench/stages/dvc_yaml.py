@@ -590,7 +590,7 @@ def write_code_stamp(path: Path, files: Iterable[str], root: Path) -> None:
     if old == text:
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")  # Slurm jobs read the workflow at once
     tmp.write_text(text, "utf-8")
     os.replace(tmp, path)
     if old is None:  # first written: as old as the newest code it stands for
