@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import atexit
+import gc
 import os
 from pathlib import Path
 
@@ -12,6 +14,12 @@ SHARED = REPO_ROOT.parent / "shared"
 
 #: `--cpu-durations=N`: the costliest tests and xdist groups by CPU time, not wall time (docs/benchmarks.md).
 pytest_plugins = ["tests.helpers.cpu_durations"]
+
+#: A test process (an xdist worker, the controller) ends without the interpreter's last garbage collections
+#: over all it imported (torch, transformers, MLflow, DVC, Snakemake): 2-3 s a process alone, 5-9 s for
+#: three workers ending at once on two cores (docs/benchmarks.md, "Test command"). Exit handlers all run
+#: before that teardown, so their order does not matter; objects are still freed as modules are torn down.
+atexit.register(gc.freeze)
 
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
