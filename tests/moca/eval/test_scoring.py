@@ -10,7 +10,6 @@ from socialbench.moca.eval.scoring import (
     parse_scores,
     percent,
     score,
-    unpredicted,
 )
 from tests.conftest import make_instance
 
@@ -139,16 +138,10 @@ def test_prediction_with_a_non_string_id_is_an_error_not_a_type_error(bad):
     assert exc.value.field == "id" and "non-empty string" in str(exc.value)
 
 
-def test_unpredicted_lists_instances_without_a_prediction_in_instance_order():
-    gold = [make_instance("i0"), make_instance("i1"), make_instance("i2")]
-    assert unpredicted(gold, [pred("i1")]) == ["i0", "i2"]
-
-
 def test_no_predictions_at_all_scores_every_instance_incorrect_and_invalid():
     gold = [make_instance("i0"), make_instance("i1")]
     s = score(gold, [], LABELS, MECHS)["intent"]
     assert (s["label"], s["holis"], s["invalid_rate"], s["faith"], s["n"]) == (0.0, 0.0, 100.0, None, 2)
-    assert unpredicted(gold, []) == ["i0", "i1"]
 
 
 # ---- media that failed at evaluation time: kept in N, scored invalid, counted -----------------

@@ -119,12 +119,6 @@ def check_predictions(
     return by_id
 
 
-def unpredicted(instances: list[dict[str, Any]], predictions: list[dict[str, Any]]) -> list[str]:
-    """Ids of the instances that no prediction names (in instance order)."""
-    ids = {p.get("id") for p in predictions}
-    return [g["id"] for g in instances if g["id"] not in ids]
-
-
 def score(instances: list[dict], predictions: list[dict], labels: dict, mechanisms: dict, **where: Any) -> dict:
     """{scenario: metrics} over all instances (:func:`matched`; ``where``: the file names for errors)."""
     return scenario_scores(matched(instances, predictions, labels, mechanisms, **where))
