@@ -6,9 +6,10 @@ benchmark, not a test).
     executor: the reference) and `snakemake --profile profiles/slurm` on a one-node Slurm cluster
     started on this machine by scripts/slurm_cluster.sh (slurmctld and slurmd on localhost, no
     slurmdbd: the plugin polls `squeue`, `sacct -c` reads the job completion log), as
-    tests/test_slurm.py runs it (its whole-demo test, marked scaleout). Reported: the wall time of each and their ratio, the jobs submitted
-    to Slurm and those Snakemake ran itself (localrules), how many submitted jobs Slurm records as
-    COMPLETED, and whether predictions and scores are byte-identical between the two runs.
+    tests/test_slurm.py runs it (its whole-demo test, marked scaleout). Reported: the wall time of each
+    and their ratio, the jobs submitted to Slurm and those Snakemake ran itself (localrules), how many
+    submitted jobs Slurm records as COMPLETED, and whether predictions and scores are byte-identical
+    between the two runs.
 
 (b) Shared stores. A PostgreSQL cluster on loopback (scripts/pg_services.sh) holds the request cache
     (SOCIALBENCH_CACHE_URL) and the store of an MLflow tracking server (scripts/mlflow_server.sh;
