@@ -153,21 +153,26 @@ def test_a_pair_params_exclude_has_no_dvc_stage_and_no_output():
                 assert (path in outs) == (pair_excluded(params, bench, model, method) is None), path
 
 
+def read_workflow_copy(folder: Path, *targets: str) -> None:
+    """Copy the workflow's files (the package linked: the rules' code inputs) into ``folder`` and read
+    them with a dry run of ``targets`` (all when none), as on a fresh checkout."""
+    import shutil
+
+    for name in ("Snakefile", "params.yaml", "dvc.yaml"):
+        shutil.copy2(REPO / name, folder / name)
+    for sub in ("rules", "report"):
+        shutil.copytree(REPO / sub, folder / sub)
+    (folder / "src").symlink_to(REPO / "src")
+    cmd = ["snakemake", "-n", "--quiet", "--cores", "1", *targets]
+    proc = subprocess.run(cmd, cwd=folder, env=ENV, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
 @pytest.mark.slow
 def test_dvc_yaml_is_what_reading_the_workflow_writes(tmp_path):
     # socialbench.stages.dvc_yaml writes dvc.yaml from params and the package when Snakemake reads the
     # workflow: a copy of the workflow files, read once, leaves the committed dvc.yaml unchanged.
-    import shutil
-
-    for name in ("Snakefile", "params.yaml", "dvc.yaml"):
-        shutil.copy2(REPO / name, tmp_path / name)
-    for folder in ("rules", "report"):
-        shutil.copytree(REPO / folder, tmp_path / folder)
-    (tmp_path / "src").symlink_to(REPO / "src")  # the rules' code inputs
-    proc = subprocess.run(
-        ["snakemake", "-n", "--quiet", "--cores", "1"], cwd=tmp_path, env=ENV, capture_output=True, text=True
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    read_workflow_copy(tmp_path)
     assert (tmp_path / "dvc.yaml").read_text() == (REPO / "dvc.yaml").read_text(), (
         "run `snakemake -n` and commit dvc.yaml"
     )
@@ -178,19 +183,9 @@ def test_reading_the_workflow_writes_every_stages_code_stamp_whatever_the_target
     # Snakemake lists a folder once while it builds the DAG and answers from that list afterwards: a
     # stamp written later, as the DAG reached its job, was a missing input in a targeted run on a fresh
     # checkout (MoCA's target and one meeting failed for 3 of 10 hash seeds). All are written at load.
-    import shutil
-
     from socialbench.stages.dvc_yaml import STAMP_DIR
 
-    for name in ("Snakefile", "params.yaml", "dvc.yaml"):
-        shutil.copy2(REPO / name, tmp_path / name)
-    for folder in ("rules", "report"):
-        shutil.copytree(REPO / folder, tmp_path / folder)
-    (tmp_path / "src").symlink_to(REPO / "src")
-    proc = subprocess.run(
-        ["snakemake", "-n", "--quiet", "--cores", "1", "moca"], cwd=tmp_path, env=ENV, capture_output=True, text=True
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    read_workflow_copy(tmp_path, "moca")
     stamps = {p.name.removesuffix(".sha256") for p in (tmp_path / STAMP_DIR).glob("*.sha256")}
     assert set(yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]) <= stamps
 
