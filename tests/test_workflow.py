@@ -153,40 +153,42 @@ def test_a_pair_params_exclude_has_no_dvc_stage_and_no_output():
                 assert (path in outs) == (pair_excluded(params, bench, model, method) is None), path
 
 
-def read_workflow_copy(folder: Path, *targets: str) -> None:
-    """Copy the workflow's files (the package linked: the rules' code inputs) into ``folder`` and read
-    them with a dry run of ``targets`` (all when none), as on a fresh checkout."""
+@pytest.fixture(scope="module")
+def workflow_copy(tmp_path_factory) -> Path:
+    """The workflow's files copied (the package linked: the rules' code inputs) into a fresh folder and
+    read once by a dry run of one benchmark's target, as on a fresh checkout."""
     import shutil
 
+    folder = tmp_path_factory.mktemp("workflow")
     for name in ("Snakefile", "params.yaml", "dvc.yaml"):
         shutil.copy2(REPO / name, folder / name)
     for sub in ("rules", "report"):
         shutil.copytree(REPO / sub, folder / sub)
     (folder / "src").symlink_to(REPO / "src")
-    cmd = ["snakemake", "-n", "--quiet", "--cores", "1", *targets]
+    cmd = ["snakemake", "-n", "--quiet", "--cores", "1", "moca"]
     proc = subprocess.run(cmd, cwd=folder, env=ENV, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-3000:]
+    return folder
 
 
 @pytest.mark.slow
-def test_dvc_yaml_is_what_reading_the_workflow_writes(tmp_path):
+def test_dvc_yaml_is_what_reading_the_workflow_writes(workflow_copy):
     # socialbench.stages.dvc_yaml writes dvc.yaml from params and the package when Snakemake reads the
-    # workflow: a copy of the workflow files, read once, leaves the committed dvc.yaml unchanged.
-    read_workflow_copy(tmp_path)
-    assert (tmp_path / "dvc.yaml").read_text() == (REPO / "dvc.yaml").read_text(), (
+    # workflow (whatever the target): a copy of the workflow files, read once, leaves the committed
+    # dvc.yaml unchanged.
+    assert (workflow_copy / "dvc.yaml").read_text() == (REPO / "dvc.yaml").read_text(), (
         "run `snakemake -n` and commit dvc.yaml"
     )
 
 
 @pytest.mark.slow
-def test_reading_the_workflow_writes_every_stages_code_stamp_whatever_the_target(tmp_path):
+def test_reading_the_workflow_writes_every_stages_code_stamp_whatever_the_target(workflow_copy):
     # Snakemake lists a folder once while it builds the DAG and answers from that list afterwards: a
     # stamp written later, as the DAG reached its job, was a missing input in a targeted run on a fresh
     # checkout (MoCA's target and one meeting failed for 3 of 10 hash seeds). All are written at load.
     from socialbench.stages.dvc_yaml import STAMP_DIR
 
-    read_workflow_copy(tmp_path, "moca")
-    stamps = {p.name.removesuffix(".sha256") for p in (tmp_path / STAMP_DIR).glob("*.sha256")}
+    stamps = {p.name.removesuffix(".sha256") for p in (workflow_copy / STAMP_DIR).glob("*.sha256")}
     assert set(yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]) <= stamps
 
 
