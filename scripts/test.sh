@@ -4,7 +4,7 @@
 # test's worker mostly waits), at most four: a module's tests stay on one worker, slow groups handed out
 # first, in collection order (tests/conftest.py; hence --no-loadscope-reorder); the demo run the
 # end-to-end tests read is built once, by the first worker to need it (tests/helpers/pipeline.py).
-# The Slurm test (tests/test_slurm.py: MoCA's target and one demo meeting on a one-node Slurm cluster,
+# The Slurm test (tests/test_slurm.py: MoCA's inference and a demo meeting's clips on a one-node cluster,
 # root and apt-get; about a minute here on a worker of its own) is in it. The full-size scale-out checks
 # (marked scaleout: the DVC-remote round trips, push, clone, pull over SSH and to a local path, about
 # 9 min, and the whole demo through Slurm, about 4 min) are left out by default:

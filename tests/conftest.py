@@ -62,7 +62,7 @@ def pytest_collection_modifyitems(config, items):
     fixtures are built once; the tests of a module that read the session's demo run are a group of their
     own ("demo_pipeline:<module>"), and the costliest of those groups is handed out first: its worker
     builds the run (once for all workers, tests/helpers/pipeline.py ``shared_demo_pipeline``), and the
-    other demo groups, handed out later, find it built. The Slurm test (MoCA's target and a demo meeting on a
+    other demo groups, handed out later, find it built. The Slurm test (MoCA's inference and a demo meeting on a
     one-node cluster) is a group of its own, and the other tests of real services (PostgreSQL, sshd) share one
     worker. The longest groups come first, one to each worker: the demo build's, the Slurm run's, the
     services'; then the measured heavy groups (HEAVY_GROUPS), costliest first; then the other groups

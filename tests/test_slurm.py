@@ -6,12 +6,12 @@ repository. Every job Snakemake did not run itself (its localrules) must have go
 completed there, and every output it built must have the bytes the committed dvc.lock records (the
 check tests/test_pipeline.py makes of the local run, so the two executors give the same bytes).
 
-What the test command runs (docs/decisions/scale-out.md, "What the Slurm test runs"): MoCA's target
-and the first demo meeting's stage, which hold every kind of job the profile submits (MoCA's frames,
-a meeting's clips, each model's inference) and every kind of local job; about 70 CPU-s, against 170
-for the whole demo a second time. The whole demo through Slurm is marked ``scaleout`` as well, left out
-of the default command with the other full-size scale-out checks: ``bash scripts/test.sh -m scaleout``.
-Root only. Skip with ``-m "not slurm"``.
+What the test command runs (docs/decisions/scale-out.md, "What the Slurm test runs"): MoCA's frames
+and each MoCA model's inference and the first demo meeting's stage, which hold every kind of job the
+profile submits (frames, a meeting's clips, inference) and the local jobs their data comes from; about
+60 CPU-s, against 170 for the whole demo a second time. The whole demo through Slurm is marked
+``scaleout`` as well, left out of the default command with the other full-size scale-out checks:
+``bash scripts/test.sh -m scaleout``. Root only. Skip with ``-m "not slurm"``.
 
 The test cluster has no slurmdbd (it needs a MySQL server), so plain ``sacct`` has no database: Slurm
 writes each finished job to a job completion log (jobcomp/filetxt), which ``sacct -c`` reads, and
@@ -88,21 +88,28 @@ def _fresh_copy(parent: Path) -> tuple[Path, dict[str, str]]:
     return work, env
 
 
-def _meeting_stage(work: Path) -> tuple[str, list[str]]:
-    """The first demo meeting's DVC stage (its address) and the Snakemake targets its command builds."""
-    stage = yaml.safe_load((work / "dvc.yaml").read_text())["stages"]["meetingtom_demo_meeting"]
+def _stages_to_build(work: Path) -> dict[str, list[str]]:
+    """{DVC stage: the Snakemake targets its command builds} of the stages whose jobs the profile submits,
+    one of each kind: MoCA's frames, each MoCA model's inference and the first demo meeting's media and
+    clips (their data comes from local jobs: the demo data, MoCA's validation, the meeting's release,
+    media and extraction)."""
+    stages = yaml.safe_load((work / "dvc.yaml").read_text())["stages"]
     meeting = yaml.safe_load((work / "params.yaml").read_text())["meetingtom"]["demo"]["meetings"][0]
-    cmd = stage["cmd"].replace("${item.meeting}", meeting).split()
-    return f"meetingtom_demo_meeting@{meeting}", cmd[cmd.index("1") + 1 :]  # after `--cores 1`
+    picked = {name: stages[name]["cmd"] for name in stages if name == "moca_frames" or name.startswith("moca_infer_")}
+    picked[f"meetingtom_demo_meeting@{meeting}"] = stages["meetingtom_demo_meeting"]["cmd"].replace(
+        "${item.meeting}", meeting
+    )
+    return {name: cmd.split()[cmd.split().index("1") + 1 :] for name, cmd in picked.items()}  # after `--cores 1`
 
 
 @pytest.fixture(scope="module")
 def slurm_run(slurm_cluster, tmp_path_factory):
-    """MoCA's target and the first demo meeting's stage under profiles/slurm in a fresh copy: (work dir,
-    its environment, snakemake's output, the meeting's DVC stage)."""
+    """MoCA's frames and inference and the first demo meeting's stage under profiles/slurm in a fresh copy:
+    (work dir, its environment, snakemake's output, the DVC stages it was asked for)."""
     work, env = _fresh_copy(tmp_path_factory.mktemp("slurm-pipeline"))
-    meeting, targets = _meeting_stage(work)
-    return work, env, _slurm_snakemake(work, env, ["moca", *targets]), meeting
+    stages = _stages_to_build(work)
+    targets = list(dict.fromkeys(t for ts in stages.values() for t in ts))
+    return work, env, _slurm_snakemake(work, env, targets), sorted(stages)
 
 
 def _submitted(out: str) -> dict[str, str]:
@@ -143,22 +150,22 @@ def test_every_kind_of_job_the_profile_submits_ran_and_completed_in_slurm(slurm_
     _assert_every_non_local_job_completed_in_slurm(out, slurm_cluster)
 
 
-#: Run in the copy: {stage: {output: DVC's workspace status}} of MoCA's stages and the named one, each
+#: Run in the copy: {stage: {output: DVC's workspace status}} of every stage whose outputs all exist, each
 #: output compared with the hash dvc.lock records (no cache needed: the run ends before any `dvc commit`).
 WORKSPACE_STATUS = """
-import json, sys
+import json
 from dvc.repo import Repo
 with Repo(".") as repo:
-    stages = [s for s in repo.index.stages if s.addressing.startswith("moca_") or s.addressing == sys.argv[1]]
-    print(json.dumps({s.addressing: {k: v for o in s.outs for k, v in o.workspace_status().items()} for s in stages}))
+    built = [s for s in repo.index.stages if s.outs and all(o.exists for o in s.outs)]
+    print(json.dumps({s.addressing: {k: v for o in s.outs for k, v in o.workspace_status().items()} for s in built}))
 """
 
 
 def test_slurm_run_outputs_have_the_bytes_the_committed_lock_records(slurm_run):
     # The stages read nothing of ../shared, so this holds without it (the whole demo's check needs it).
-    work, env, _, meeting = slurm_run
-    status = json.loads(run([sys.executable, "-c", WORKSPACE_STATUS, meeting], work, env).splitlines()[-1])
-    assert {"moca_frames", "moca_infer_minilm", "moca_tables", meeting} <= set(status), sorted(status)
+    work, env, _, asked = slurm_run
+    status = json.loads(run([sys.executable, "-c", WORKSPACE_STATUS], work, env).splitlines()[-1])
+    assert {*asked, "moca_demo_data", "moca_prepare", "meetingtom_demo_data"} <= set(status), sorted(status)
     differ = {stage: outs for stage, outs in status.items() if outs}
     assert not differ, f"the Slurm run's outputs differ from the committed dvc.lock: {differ}"
 
