@@ -246,7 +246,8 @@ def stage_params(name, rule=None):
 def stage_code(name):
     """A rule's code input: one stamp file standing for the files behind its stage's code deps (the
     modules its rules' commands import: socialbench.stages.dvc_yaml.code_deps), written with a
-    sha256 per file (write_code_stamp). Resolved when the DAG is built, once every rule is defined."""
+    sha256 per file (write_code_stamp). Every stage's stamp is written when the workflow is read
+    (write_code_stamps); a job's wildcards pick its stage's."""
     return lambda wildcards: _stage_code(name.format(**dict(wildcards.items())))
 
 
