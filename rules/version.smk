@@ -7,6 +7,7 @@
 
 
 stage("prune_lock", benchmark=None, rules=["prune_lock"], dvc=False)
+stage("dvc_commit", benchmark=None, rules=["dvc_commit"], dvc=False)
 
 
 rule prune_lock:
@@ -31,6 +32,7 @@ rule dvc_commit:
         outputs=all_outputs(),
         stages="dvc.yaml",  # a changed stage definition is committed too
         pruned=rules.prune_lock.output.marker,
+        code=stage_code("dvc_commit"),
     output:
         marker="results/dvc-committed.txt",
     log:
@@ -38,7 +40,8 @@ rule dvc_commit:
     conda:
         CONDA_ENV
     shell:
-        # --no-relink: the workspace files stay as they are (a relink rewrites each file output, and the
-        # new mtimes would make Snakemake rerun the jobs that read them, e.g. infer after test.jsonl).
-        # The marker names the dvc.lock committed (no closing `dvc status`: it costs a DVC start-up).
-        "dvc commit --force --no-relink --quiet > {log} 2>&1 && sha256sum dvc.lock > {output.marker}"
+        # `dvc commit --force --no-relink` with DVC's code, each params file and git's index read once
+        # (results/commit.py). No relink: the workspace files stay as they are (a relink rewrites each file
+        # output, and the new mtimes would make Snakemake rerun the jobs that read them, e.g. infer after
+        # test.jsonl). The marker names the dvc.lock committed (no closing `dvc status`: a DVC start-up).
+        "socialbench commit --repo . > {log} 2>&1 && sha256sum dvc.lock > {output.marker}"

@@ -2,6 +2,9 @@
 command's options have help that lists their choices. Each stage's own behaviours are tested in
 tests/stages/test_<stage>.py."""
 
+import atexit
+import contextlib
+import gc
 import sys
 from pathlib import Path
 
@@ -34,6 +37,15 @@ def test_main_turns_errors_into_exit_2_without_traceback(tmp_path, monkeypatch, 
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert "error:" in err and "i.jsonl, record line 1" in err and "Traceback" not in err
+
+
+def test_a_command_skips_the_interpreters_closing_collections(monkeypatch, capsys):
+    registered = []
+    monkeypatch.setattr(atexit, "register", registered.append)
+    monkeypatch.setattr(sys, "argv", ["socialbench", "benchmarks"])
+    with contextlib.suppress(SystemExit):
+        main()
+    assert "moca" in capsys.readouterr().out and gc.freeze in registered
 
 
 def test_main_names_a_path_that_cannot_be_read_or_written(tmp_path, monkeypatch, capsys):

@@ -4,6 +4,8 @@ every command from the tables below without importing any stage."""
 
 from __future__ import annotations
 
+import atexit
+import gc
 import sys
 from typing import Any
 
@@ -29,6 +31,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         ("track", "track", "Log one MLflow run per (benchmark, model, method) under a parent run."),
         ("prune-outputs", "prune", "Remove (or archive) the per-run outputs of runs params no longer make."),
         ("prune-lock", "prune", "Drop the dvc.lock entries of stages dvc.yaml no longer defines."),
+        ("commit", "commit", "Record every DVC stage's outputs in dvc.lock and DVC's cache (the run's last job)."),
         ("ui", "ui", "Open the MLflow UI on this repository's tracking store."),
     )
 }
@@ -151,6 +154,8 @@ def _usage_line(exc: Exception) -> str:
 
 def main() -> None:
     from socialbench.core.io import one_line
+
+    atexit.register(gc.freeze)  # no closing collections over torch, MLflow, DVC: up to 1 s a command (benchmarks.md)
 
     try:
         # not standalone: click's usage errors come here and are one line, as every bad input is

@@ -22,6 +22,7 @@ from tests.bad_input.cases import (
     run_case,
     run_with,
     score,
+    symlink,
     write,
 )
 
@@ -41,6 +42,13 @@ def broken_dvc_repo(root: Path) -> list[str]:
     write("r/.dvc/config", "")
     write("r/dvc.lock", "stages: [\n")
     return ["prune-lock", "--repo", "r"]
+
+
+def lock_outside_the_repository(root: Path) -> list[str]:
+    write("r/.dvc/config", "")
+    write("elsewhere.lock", "stages: {}\n")
+    symlink("r/dvc.lock", "elsewhere.lock")(root)
+    return ["commit", "--repo", "r"]
 
 
 def file_backend_on_a_folder(root: Path) -> list[str]:
@@ -223,6 +231,9 @@ CASES = [
     ),
     Case("prune-lock-no-such-folder", "repository", run_with(["prune-lock", "--repo", "nothere"]), "nothere: no such"),
     Case("prune-lock-broken-lock", "repository", broken_dvc_repo, "r/dvc.lock: not valid YAML: line 2"),
+    Case("commit-not-a-dvc-repository", "repository", run_with(["commit", "--repo", "data"]), "data: not a DVC repo"),
+    Case("commit-no-such-folder", "repository", run_with(["commit", "--repo", "nothere"]), "nothere: no such folder"),
+    Case("commit-lock-leads-outside", "repository", lock_outside_the_repository, "r/dvc.lock: leads to"),
     # -- the file backend's answers file (point 7) ---------------------------------------------------------------
     Case(
         "infer-file-backend-on-a-folder",

@@ -22,6 +22,7 @@ READ_ONLY = {
     ("cache.py", "stats"),
     ("cache.py", "explain"),
     ("prune.py", "prune_lock"),  # rewrites dvc.lock in place, refused when it leads out of the repository
+    ("commit.py", "commit"),  # DVC rewrites dvc.lock in place: the same refusal (results.prune.dvc_lock)
     ("cli.py", "sources_cmd"),
     ("cli.py", "_group"),
 }

@@ -102,19 +102,27 @@ def prune_outputs(
     return report
 
 
-def prune_lock(repo_root: Path) -> list[str]:
-    """Drop (and return) the dvc.lock entries of stages dvc.yaml no longer defines, with DVC's own YAML
-    writer. A repository DVC cannot read is a one-line DataError naming the path, and nothing changes."""
+def dvc_lock(repo_root: Path) -> Path:
+    """The dvc.lock (maybe not there yet) of the DVC repository ``repo_root``, refused naming it where it leads
+    outside (it is rewritten in place) or is no regular file; a folder that is no DVC repository is a DataError."""
     if not repo_root.is_dir():
         raise DataError(str(repo_root), "not a folder" if repo_root.exists() else "no such folder (--repo)")
     if not (repo_root / ".dvc").is_dir():
         raise DataError(str(repo_root), "not a DVC repository (no .dvc folder; `dvc init` makes one)")
     lock = repo_root / "dvc.lock"
+    if lock.exists() and not within(lock.resolve(), repo_root.resolve()):
+        raise ConfigError(f"{lock}: leads to {lock.resolve()}, outside the repository {repo_root}; nothing was changed")
+    if lock.exists():
+        refuse_special(lock, "dvc.lock file")
+    return lock
+
+
+def prune_lock(repo_root: Path) -> list[str]:
+    """Drop (and return) the dvc.lock entries of stages dvc.yaml no longer defines, with DVC's own YAML
+    writer. A repository DVC cannot read is a one-line DataError naming the path, and nothing changes."""
+    lock = dvc_lock(repo_root)
     if not lock.exists():
         return []
-    if not within(lock.resolve(), repo_root.resolve()):  # rewritten in place: never a file elsewhere
-        raise ConfigError(f"{lock}: leads to {lock.resolve()}, outside the repository {repo_root}; nothing was changed")
-    refuse_special(lock, "dvc.lock file")
     locked = _locked_stages(lock)
     from dvc.exceptions import DvcException
     from dvc.repo import Repo

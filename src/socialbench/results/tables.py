@@ -1,11 +1,13 @@
 """One table model, rendered to Markdown, CSV and LaTeX: every table is a :class:`Table`, so there is one
 escaper per format and one layout of each file. A table has blocks (grids with an optional heading) and
 notes; a cell is a plain value, a :class:`Text` or a :class:`Num` written the table's way
-(:class:`NumStyle`). Tables stay objects until :func:`render_file` writes them. Pure functions."""
+(:class:`NumStyle`). Tables stay objects until :func:`render_file` writes them. The benchmarks' figures share
+:func:`new_figure` and :func:`drawn` (PNG and PDF bytes, matplotlib, Agg) at the end. Pure functions."""
 
 from __future__ import annotations
 
 import csv
+import functools
 import io
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -451,3 +453,40 @@ def answers_table(runs: Mapping[tuple[str, str], Sequence[Mapping[str, Any]]], c
             " finish reasons as the backend reported them (length: cut at max_tokens; none: not reported)."
         ],
     )
+
+
+# ---- figures ------------------------------------------------------------------------------------------------------
+_DPI = 150
+_PNG_META = {"Software": None}
+_PDF_META = {"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None}
+
+
+def new_figure(width: float, height: float):
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height), dpi=_DPI, layout="constrained")
+
+
+def figure_bytes(fig) -> dict[str, bytes]:
+    """PNG and PDF bytes of a figure, without timestamps or versions."""
+    out = {}
+    for fmt, meta in (("png", _PNG_META), ("pdf", _PDF_META)):
+        buf = io.BytesIO()
+        fig.savefig(buf, format=fmt, metadata=meta, dpi=_DPI)
+        out[fmt] = buf.getvalue()
+    return out
+
+
+def drawn(draw):
+    """``draw`` (returning a figure) as a function returning :func:`figure_bytes`, in matplotlib's default style."""
+
+    @functools.wraps(draw)
+    def render(*args: Any, **kwargs: Any) -> dict[str, bytes]:
+        import matplotlib
+        import matplotlib.style
+
+        with matplotlib.rc_context(), matplotlib.style.context("default"):
+            matplotlib.rcParams.update({"svg.hashsalt": "socialbench", "pdf.compression": 6, "font.size": 8})
+            return figure_bytes(draw(*args, **kwargs))
+
+    return render

@@ -11,9 +11,9 @@ def figures_drawn_not_rasterized(request, monkeypatch):
     here that looks at them asks for ``rasterized_figures``."""
     if "rasterized_figures" in request.fixturenames:
         return
-    from socialbench.moca.results import figures
+    from socialbench.results import tables
 
-    monkeypatch.setattr(figures, "_save", lambda fig: {"png": b"not rasterized", "pdf": b"not rasterized"})
+    monkeypatch.setattr(tables, "figure_bytes", lambda fig: {"png": b"not rasterized", "pdf": b"not rasterized"})
 
 
 @pytest.fixture

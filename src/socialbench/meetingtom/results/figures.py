@@ -3,17 +3,13 @@ and its counts, from the instances' gold values; pure, same instances, same byte
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
 from socialbench.meetingtom.eval.scoring import MULTI_TASK, option_value
 from socialbench.meetingtom.schema.questions import VOCABULARY
 from socialbench.meetingtom.schema.settings import SOURCES
-from socialbench.results.tables import csv_text
+from socialbench.results.tables import csv_text, drawn, new_figure
 
-_DPI = 150
-_PNG_META = {"Software": None}
-_PDF_META = {"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None}
 #: Each task's values in option order (the vocabularies'; Task 2.1's participant letters).
 TASK_VALUES = {"task2_1": ["A", "B", "C", "D"], **{t: list(v) for t, v in VOCABULARY.items()}}
 TASK_TITLES = {
@@ -23,28 +19,6 @@ TASK_TITLES = {
     "task3_1": "Task 3.1: consensus",
     "task3_2": "Task 3.2: number of dissenters",
 }
-
-
-def _figure(width: float, height: float):
-    from matplotlib.figure import Figure
-
-    return Figure(figsize=(width, height), dpi=_DPI, layout="constrained")
-
-
-def _render(draw, *args: Any) -> dict[str, bytes]:
-    """PNG and PDF bytes, drawn in matplotlib's default style, without timestamps or versions."""
-    import matplotlib
-    import matplotlib.style
-
-    with matplotlib.rc_context(), matplotlib.style.context("default"):
-        matplotlib.rcParams.update({"svg.hashsalt": "socialbench", "pdf.compression": 6, "font.size": 8})
-        fig = draw(*args)
-        out = {}
-        for fmt, meta in (("png", _PNG_META), ("pdf", _PDF_META)):
-            buf = io.BytesIO()
-            fig.savefig(buf, format=fmt, metadata=meta, dpi=_DPI)
-            out[fmt] = buf.getvalue()
-        return out
 
 
 def gold_value(instance: dict[str, Any]) -> str:
@@ -72,7 +46,7 @@ def _draw(dist: dict[str, dict[str, dict[str, int]]]):
     from matplotlib.ticker import MaxNLocator
 
     tasks = list(dist) or ["none"]
-    fig = _figure(3.2 * len(tasks), 3.0)
+    fig = new_figure(3.2 * len(tasks), 3.0)
     axes = fig.subplots(1, len(tasks), squeeze=False)[0]
     if not dist:
         axes[0].text(0.5, 0.5, "no instances", ha="center", va="center")
@@ -107,9 +81,9 @@ def data_csv(dist: dict[str, dict[str, dict[str, int]]]) -> str:
 def label_distribution(instances: list[dict[str, Any]]) -> dict[str, str | bytes]:
     """``figures/figure4_label_distribution.{png,pdf}`` and ``figures/figure4.csv``."""
     dist = distribution(instances)
-    rendered = _render(_draw, dist)
+    figure = drawn(_draw)(dist)
     return {
-        "figures/figure4_label_distribution.png": rendered["png"],
-        "figures/figure4_label_distribution.pdf": rendered["pdf"],
+        "figures/figure4_label_distribution.png": figure["png"],
+        "figures/figure4_label_distribution.pdf": figure["pdf"],
         "figures/figure4.csv": data_csv(dist),
     }

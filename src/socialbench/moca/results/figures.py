@@ -3,48 +3,12 @@ against the human reference, and Figure 9 style gain profiles. The same numbers 
 
 from __future__ import annotations
 
-import functools
-import io
 from collections.abc import Sequence
 from typing import Any
 
-from socialbench.results.tables import SIGNED, csv_text
+from socialbench.results.tables import SIGNED, csv_text, drawn, new_figure
 
-_DPI = 150
-_PNG_META = {"Software": None}
-_PDF_META = {"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None}
 _BAR_STYLE = {"capsize": 1.5, "error_kw": {"elinewidth": 0.6, "capthick": 0.6}}
-
-
-def _figure(width: float, height: float):
-    from matplotlib.figure import Figure
-
-    return Figure(figsize=(width, height), dpi=_DPI, layout="constrained")
-
-
-def _save(fig) -> dict[str, bytes]:
-    """PNG and PDF bytes of a figure, without timestamps or versions."""
-    out = {}
-    for fmt, meta in (("png", _PNG_META), ("pdf", _PDF_META)):
-        buf = io.BytesIO()
-        fig.savefig(buf, format=fmt, metadata=meta, dpi=_DPI)
-        out[fmt] = buf.getvalue()
-    return out
-
-
-def _rendered(draw):
-    """A figure function returning PNG and PDF bytes, drawn under matplotlib's default style."""
-
-    @functools.wraps(draw)
-    def render(*args: Any, **kwargs: Any) -> dict[str, bytes]:
-        import matplotlib
-        import matplotlib.style
-
-        with matplotlib.rc_context(), matplotlib.style.context("default"):
-            matplotlib.rcParams.update({"svg.hashsalt": "socialbench", "pdf.compression": 6, "font.size": 8})
-            return _save(draw(*args, **kwargs))
-
-    return render
 
 
 def _errors(values: Sequence[float | None], lows: Sequence[float | None], highs: Sequence[float | None]):
@@ -83,7 +47,7 @@ def _draw_bars(ax, metrics, bars, human, first_colour: int = 0) -> None:
     ax.set_ylim(0, 102)  # a human line at 100 stays visible
 
 
-@_rendered
+@drawn
 def metric_comparison(
     scenario: str,
     metrics: Sequence[str],
@@ -93,7 +57,7 @@ def metric_comparison(
     note: str | None = None,
 ):
     """Figure 6 style for one scenario: ``bars`` over ``metrics``, the ``human`` reference as black lines."""
-    fig = _figure(7.2, 3.4)
+    fig = new_figure(7.2, 3.4)
     ax = fig.add_subplot()
     _draw_bars(ax, metrics, bars, human)
     ax.set_ylabel("accuracy (%)")
@@ -104,7 +68,7 @@ def metric_comparison(
     return fig
 
 
-@_rendered
+@drawn
 def metric_panels(
     title: str,
     metrics: Sequence[str],
@@ -113,7 +77,7 @@ def metric_panels(
     note: str | None = None,
 ):
     """Figure 6 with one panel per group of baselines on one scale, each with the human reference."""
-    fig = _figure(7.2 if len(panels) < 3 else 3.6 * len(panels), 3.6)
+    fig = new_figure(7.2 if len(panels) < 3 else 3.6 * len(panels), 3.6)
     axes = fig.subplots(1, max(1, len(panels)), sharey=True, squeeze=False)[0]
     first = 0
     for ax, (name, bars) in zip(axes, panels):
@@ -140,7 +104,7 @@ def _any_nonzero(bars: list[dict[str, Any]], means: Sequence[float | None]) -> b
     return any(v for v in drawn if v is not None)
 
 
-@_rendered
+@drawn
 def gain_profiles(
     panels: list[tuple[str, list[dict[str, Any]]]],
     metrics: Sequence[str],
@@ -149,7 +113,7 @@ def gain_profiles(
 ):
     """Figure 9 style: per scenario each backbone's gain as bars, their mean (``means``) as a diamond."""
     given_means = means
-    fig = _figure(7.2, 2.8)
+    fig = new_figure(7.2, 2.8)
     axes = fig.subplots(1, max(1, len(panels)), sharey=True, squeeze=False)[0]
     for p, (ax, (scenario, bars)) in enumerate(zip(axes, panels)):
         _bars(ax, metrics, bars)
