@@ -4,7 +4,7 @@ a benchmark, not a test).
 For each commit: a fresh clone of this repository at that commit (../shared beside it, its package's
 bytecode written as set-up writes it), then `nice -n 19 snakemake --cores 2` with this checkout's .venv.
 The commits' runs start together, so they share the machine's load: on a shared machine wall times say
-little, the CPU seconds compare. Every job's command (`socialbench ...`, the closing `dvc commit`) runs
+little, the CPU seconds compare. Every job's command (`socialbench ...`; an older commit's closing `dvc commit`) runs
 through a shim that records its start, end and CPU time (``wait4``: children such as ffmpeg included).
 
 Printed per commit: wall time, CPU of the whole run and of the jobs, the CPU per kind of job, and the

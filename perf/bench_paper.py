@@ -24,8 +24,8 @@ Phases, each a cold or incremental `snakemake --cores 1` (one core: a shared mac
 3. ``1-model@<largest>``: the same copy, one model: only the jobs that read the runs rerun
    (``--no-one-model``: not run).
 
-Every job Snakemake runs is a ``socialbench`` command or the closing ``dvc commit``; a shim first on
-PATH (in the benchmark's temporary folder only: the rules are not changed) runs the real command as its
+Every job Snakemake runs is a ``socialbench`` command (an older commit's closing ``dvc commit`` too); a shim
+first on PATH (in the benchmark's temporary folder only: the rules are not changed) runs the real command as its
 one child and records its wall time, CPU time and peak RSS (``wait4``'s ``ru_maxrss``: the largest
 process of the job, its ffmpeg children included) in ``<work folder>/jobs.jsonl`` as each job ends.
 Reported per phase and stage: jobs, wall, CPU, peak RSS; MeetingToM's jobs and each track job's share
@@ -533,7 +533,7 @@ def main(argv: list[str]) -> int:
     bindir, log = root / "bin", root / "jobs.jsonl"
     bindir.mkdir(exist_ok=True)
     print(f"work folder: {root}", flush=True)
-    # every job's command: socialbench, and the closing `dvc commit`
+    # every job's command: socialbench, and an older commit's closing `dvc commit`
     install(
         bindir,
         {p: shutil.which(p, path=str(Path(sys.executable).parent)) or shutil.which(p) for p in ("socialbench", "dvc")},
