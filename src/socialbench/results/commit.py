@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import logging
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -64,7 +63,6 @@ def commit_outputs(repo_root: Path) -> int:
     from dvc.exceptions import DvcException
     from dvc.repo import Repo
 
-    logging.getLogger("dvc").setLevel(logging.ERROR)  # as `dvc commit --quiet`: no per-output notes
     try:
         # DVC collects every stage (dvc.yaml's, and .dvc files such as records.dvc) under the working folder
         with contextlib.chdir(repo_root), read_once(), Repo(".") as repo:

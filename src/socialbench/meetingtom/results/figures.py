@@ -42,6 +42,7 @@ def distribution(instances: list[dict[str, Any]]) -> dict[str, dict[str, dict[st
     return out
 
 
+@drawn
 def _draw(dist: dict[str, dict[str, dict[str, int]]]):
     from matplotlib.ticker import MaxNLocator
 
@@ -81,7 +82,7 @@ def data_csv(dist: dict[str, dict[str, dict[str, int]]]) -> str:
 def label_distribution(instances: list[dict[str, Any]]) -> dict[str, str | bytes]:
     """``figures/figure4_label_distribution.{png,pdf}`` and ``figures/figure4.csv``."""
     dist = distribution(instances)
-    figure = drawn(_draw)(dist)
+    figure = _draw(dist)
     return {
         "figures/figure4_label_distribution.png": figure["png"],
         "figures/figure4_label_distribution.pdf": figure["pdf"],
