@@ -285,6 +285,7 @@ def _rule_shells():
 
 
 # ---- cluster ------------------------------------------------------------------------------------
+from socialbench.core.backend import BACKENDS as _BACKENDS
 from socialbench.core.resources import job_resources as _job_resources
 
 
@@ -296,10 +297,20 @@ def job_resources(kind, model=None):
     )
 
 
-def bench_priority(benchmark):
-    """Snakemake priority of a benchmark's jobs in the shared stages: what the benchmark declares
-    (BENCH[b]["priority"]; rules/meetingtom.smk starts its longest chain first), else 0."""
-    return BENCH[benchmark].get("priority", 0)
+# ---- job order (Snakemake `priority`; decision record demo-speed) ------------------------------
+#: Every benchmark's data jobs (raw source to processed instances) start before the jobs after them, so
+#: that both benchmarks reach inference early; MeetingToM's per-meeting chain of a source with views is one
+#: step higher (its clips are the heaviest jobs). The stages after the data carry no benchmark's bias: the
+#: two benchmarks' tables and tracking then end together, and the closing commit starts sooner.
+DATA_PRIORITY = 1
+
+
+def model_priority(model):
+    """An infer job's priority: 1 where the model's backend needs an install extra (weights to load, a
+    server or an API: its benchmark's longest job), 0 for the baselines and scripted doubles, which
+    answer in milliseconds; so the long jobs start first and the short ones fill the cores after."""
+    entry = _BACKENDS.entry(config["models"][model]["backend"])
+    return int(entry is not None and entry[2] is not None)
 
 
 def local_rules():

@@ -39,7 +39,7 @@ for _b in BENCHMARKS:
                 model_name=_model,
                 method_args=" ".join(f"--method {r}" for r in _runs),
             priority:
-                bench_priority(_b)
+                model_priority(_model)  # the long jobs first (rules/common.smk)
             # a model generating on this machine's cores takes the cores its threads use (rules/common.smk)
             threads: model_threads(config["models"], _model)
             log:

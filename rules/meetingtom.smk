@@ -91,15 +91,12 @@ wildcard_constraints:
 _mt_mirror_input = lambda wildcards: {"mirror": MT_DEMO_MIRROR} if wildcards.source == "demo" else {}  # noqa: E731
 _mt_state = lambda wildcards: MT_AMI_STATE if wildcards.source == "ami" else None  # noqa: E731
 
-# MeetingToM's chain (demo release -> per-meeting clips -> instances -> inference -> tables -> track)
-# is the pipeline's longest path, and its clips are its heaviest jobs: when jobs of both benchmarks
-# are ready, Snakemake starts these first (`priority`) and fills the other cores with the other
-# benchmark's short jobs. The shared stages take the same priority from BENCH["meetingtom"]. Within
-# the chain, the jobs of a source with views (its clips) come before those of a source without, which
-# only have to be done by the time the clips are: otherwise Snakemake may start nine real meetings'
-# extractions before the third demo meeting's, and its clips late.
-MT_PRIORITY = 1
-_mt_priority = lambda wildcards: MT_PRIORITY + (wildcards.source in MT_MEDIA_SOURCES)  # noqa: E731
+# Job order (rules/common.smk DATA_PRIORITY): MeetingToM's data jobs, like every benchmark's, before the
+# jobs after the data. Within them, the per-meeting jobs of a source with views (its clips, the heaviest
+# jobs) come one step before those of a source without, which only have to be done by the time the clips
+# are: otherwise Snakemake may start nine real meetings' extractions before the third demo meeting's, and
+# its clips late.
+_mt_priority = lambda wildcards: DATA_PRIORITY + (wildcards.source in MT_MEDIA_SOURCES)  # noqa: E731
 
 
 # ---- raw source: the embedded demo release, generated deterministically from the seed; it is a
@@ -121,7 +118,7 @@ stage(
 
 
 rule meetingtom_demo_data:
-    priority: MT_PRIORITY + bool(MT_MEDIA_SOURCES)
+    priority: DATA_PRIORITY + bool(MT_MEDIA_SOURCES)
     input:
         code=stage_code("meetingtom_demo_data"),
     output:
@@ -327,7 +324,7 @@ for _s in MT_SIMULATED:
 
 
 rule meetingtom_simulated_annotators:
-    priority: MT_PRIORITY
+    priority: DATA_PRIORITY
     input:
         instances=MT_SOURCE_DATA,
         code=stage_code("meetingtom_{source}_annotators"),
@@ -364,7 +361,7 @@ for _s in MT_SOURCES:
 
 
 rule meetingtom_gold:
-    priority: MT_PRIORITY
+    priority: DATA_PRIORITY
     input:
         instances=MT_SOURCE_DATA,
         sheets=lambda wildcards: list(MT_SHEETS[wildcards.source]),
@@ -401,7 +398,7 @@ stage(
 
 
 rule meetingtom_demo_human:
-    priority: MT_PRIORITY
+    priority: DATA_PRIORITY
     input:
         test=MT_SPLITS["test"],
         code=stage_code("meetingtom_demo_human"),
@@ -430,7 +427,7 @@ stage(
 
 
 rule meetingtom_consolidate:
-    priority: MT_PRIORITY
+    priority: DATA_PRIORITY
     input:
         sources=expand(MT_SOURCE_DATA, source=MT_SOURCES),
         gold=expand(MT_GOLD, source=MT_SOURCES),
@@ -450,7 +447,6 @@ rule meetingtom_consolidate:
 
 
 BENCH["meetingtom"] = {
-    "priority": MT_PRIORITY,
     "instances": MT_SPLITS["test"],
     "dev": MT_SPLITS["dev"],
     "tables": _mt_table_files() + _mt_stability_files(),  # and the stability table (params meetingtom.robustness)

@@ -36,6 +36,7 @@ stage(
 
 
 rule moca_demo_data:
+    priority: DATA_PRIORITY
     input:
         code=stage_code("moca_demo_data"),
     output:
@@ -65,6 +66,7 @@ stage(
 
 
 rule moca_prepare:
+    priority: DATA_PRIORITY
     input:
         raw=MOCA_RAW,
         media=f"{MOCA_DEMO}/media",
@@ -112,6 +114,7 @@ stage(
 
 
 rule moca_frames:
+    priority: DATA_PRIORITY
     input:
         instances=expand(MOCA_INTERIM, split=MOCA_SPLITS),
         media=f"{MOCA_DEMO}/media",

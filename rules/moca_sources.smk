@@ -49,6 +49,7 @@ stage(
 
 
 rule moca_source_acquire:
+    priority: DATA_PRIORITY
     wildcard_constraints:
         source="|".join(MOCA_SOURCES) or "(?!)",  # no sources: no job
     input:
@@ -78,6 +79,7 @@ stage(
 
 
 rule moca_source_candidates:
+    priority: DATA_PRIORITY
     wildcard_constraints:
         source="|".join(MOCA_SOURCES) or "(?!)",  # no sources: no job
     input:
@@ -113,6 +115,7 @@ stage(
 
 
 rule moca_preprocess:
+    priority: DATA_PRIORITY
     wildcard_constraints:
         pool="|".join(MOCA_POOLS) or "(?!)",  # no pools: no job
     input:
@@ -153,6 +156,7 @@ stage(
 
 
 rule moca_unimodal:
+    priority: DATA_PRIORITY
     wildcard_constraints:
         pool="|".join(MOCA_POOLS) or "(?!)",  # no pools: no job
     input:

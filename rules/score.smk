@@ -28,8 +28,6 @@ for _b in BENCHMARKS:
             triggers=stage_params(f"{_b}_score"),
             benchmark=_b,
             runs=run_args(_b, ordered=False),
-        priority:
-            bench_priority(_b)
         log:
             f"logs/score/{_b}.log",
         conda:

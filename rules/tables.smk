@@ -54,8 +54,6 @@ for _b in BENCHMARKS:
             benchmark=_b,
             out_dir=lambda wildcards, output: os.path.dirname(output.tables[0]),  # they all go in one folder
             score_files=" ".join(result_files("scores", _b)),
-        priority:
-            bench_priority(_b)
         log:
             f"logs/tables/{_b}.log",
         conda:

@@ -31,8 +31,6 @@ for _b in BENCHMARKS:
             triggers=stage_params(f"{_b}_track"),
             benchmark=_b,
             score_files=" ".join(result_files("scores", _b)),
-        priority:
-            bench_priority(_b)
         log:
             f"logs/track/{_b}.log",
         conda:

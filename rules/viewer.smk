@@ -22,8 +22,6 @@ for _b in BENCHMARKS:
             triggers=stage_params(f"{_b}_viewer"),  # its declaration names no params key
             benchmark=_b,
             runs=run_args(_b),
-        priority:
-            bench_priority(_b)
         log:
             f"logs/viewer/{_b}.log",
         conda:
