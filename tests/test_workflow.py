@@ -353,6 +353,23 @@ def test_a_params_models_infer_jobs_take_the_cores_its_threads_use_when_it_gener
 
 
 @pytest.mark.slow
+def test_data_jobs_go_first_then_the_long_model_jobs_and_no_benchmark_is_favoured_after_the_data():
+    """The demo's job order (decision record demo-speed): every benchmark's data jobs above the jobs after
+    them, MiniLM's inference (a backend with an install extra) above the baselines', and the stages after
+    inference the same for both benchmarks, so their tracking ends together before the closing commit."""
+    blocks = re.findall(r"^(?:local)?rule (\w+):\n(.*?)(?=^\[|\Z)", dry_run(), re.S | re.M)
+    priority = {}
+    for name, block in blocks:
+        priority.setdefault(name, set()).add(int((re.findall(r"priority: (\d+)", block) or ["0"])[0]))
+    data = ["moca_demo_data", "moca_prepare", "moca_frames", "meetingtom_extract", "meetingtom_gold"]
+    after = [f"{b}_{stage}" for b in ("moca", "meetingtom") for stage in ("score", "tables", "viewer", "track")]
+    assert min(min(priority[n]) for n in data) > max(max(priority[n]) for n in after), priority
+    for b in ("moca", "meetingtom"):
+        assert priority[f"{b}_infer_minilm"] == {1} and priority[f"{b}_infer_random"] == {0}, priority
+    assert {p for n in after for p in priority[n]} == {0}, priority
+
+
+@pytest.mark.slow
 def test_the_real_targets_in_process_model_jobs_start_before_the_local_server_s(real_plan):
     """The jobs of a served model queue on its one server: two at once would hold two cores for one
     core's work, so the in-process jobs go first and the server's take the cores they leave."""
