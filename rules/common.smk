@@ -285,7 +285,6 @@ def _rule_shells():
 
 
 # ---- cluster ------------------------------------------------------------------------------------
-from socialbench.core.backend import BACKENDS as _BACKENDS
 from socialbench.core.resources import job_resources as _job_resources
 
 
@@ -304,13 +303,15 @@ def job_resources(kind, model=None):
 #: two benchmarks' tables and tracking then end together, and the closing commit starts sooner.
 DATA_PRIORITY = 1
 
+from socialbench.core.backend import BACKENDS as _BACKENDS
+
 
 def model_priority(model):
     """An infer job's priority: 1 where the model's backend needs an install extra (weights to load, a
     server or an API: its benchmark's longest job), 0 for the baselines and scripted doubles, which
     answer in milliseconds; so the long jobs start first and the short ones fill the cores after."""
-    entry = _BACKENDS.entry(config["models"][model]["backend"])
-    return int(entry is not None and entry[2] is not None)
+    _module, _class, extra = _BACKENDS.entry(config["models"][model]["backend"]) or (None, None, None)
+    return int(extra is not None)
 
 
 def local_rules():
