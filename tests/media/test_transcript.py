@@ -5,7 +5,6 @@ from socialbench.media.transcript import (
     WindowItem,
     Word,
     format_transcript,
-    speaker_letters,
     window_utterances,
     window_words,
     words_to_utterances,
@@ -46,10 +45,6 @@ def test_speakers_are_mapped_to_letters():
 def test_a_speaker_without_a_letter_is_an_error():
     with pytest.raises(ValueError, match="spk-9"):
         window_words([Word("spk-9", 1.0, 1.2, "hi")], 0.0, 5.0, speakers={"spk-1": "A"})
-
-
-def test_speaker_letters_follow_first_appearance():
-    assert speaker_letters(["x", "y", "x", "z"]) == {"x": "A", "y": "B", "z": "C"}
 
 
 def test_utterances_overlapping_the_window_are_clipped_and_marked_partial():

@@ -7,7 +7,6 @@ from socialbench.results.layout import (
     exclusions,
     kind_dir,
     model_runs,
-    parse_run_path,
     run_files,
     run_of,
     run_path,
@@ -32,18 +31,8 @@ def test_an_unknown_kind_is_refused_naming_the_known_ones():
         run_path("logs", "moca", "m", "direct")
 
 
-def test_a_run_path_parses_back_to_its_parts():
-    path = run_path("runs", "moca", "m", "codar", root="out/r")
-    assert parse_run_path(path, root="out/r") == ("runs", "moca", "m", "codar")
+def test_the_run_of_a_per_run_file_is_its_name_up_to_the_first_dot():
     assert run_of("codar.stats.json") == "codar"
-
-
-@pytest.mark.parametrize(
-    "path",
-    ["elsewhere/runs/moca/m/codar.stats.json", "results/runs/moca/codar.stats.json", "results/runs/moca/m/codar.json"],
-)
-def test_other_paths_are_no_run_files(path):
-    assert parse_run_path(path) is None
 
 
 def test_the_runs_of_a_model_are_its_methods_less_the_pairs_params_exclude():

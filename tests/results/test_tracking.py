@@ -1,6 +1,7 @@
 import math
 import os
 from datetime import UTC
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +18,7 @@ from socialbench.results.tracking import (
     parent_run_name,
     parse_stats,
     runs_page_url,
+    store_template,
 )
 
 
@@ -299,13 +301,30 @@ def killed(mode, uri, arts, evaluations=()):
 
 
 @pytest.mark.slow
-def test_a_track_killed_while_building_a_new_store_leaves_none_and_the_rerun_builds_it(tmp_path, store):
+def test_a_track_killed_while_building_the_store_template_leaves_no_store_and_the_rerun_builds_both(
+    tmp_path, store, monkeypatch
+):
     uri, arts = store
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # no template there: the track builds it
     killed("track", uri, arts)
-    assert not (tmp_path / "mlflow.db").exists() and (tmp_path / "mlflow.db-new").exists()
+    assert not (tmp_path / "mlflow.db").exists() and not list((tmp_path / "cache").rglob("*.db"))
     out = log_evaluations([evaluation(tmp_path, "a")], uri, "exp", arts)
     assert len(out["new"]) == 1 and [r.info.status for r in runs_of(uri) if r.info.run_id in out["new"]] == ["FINISHED"]
     assert sorted(p.name for p in tmp_path.glob("mlflow.db*")) == ["mlflow.db", "mlflow.db.lock"]
+    assert store_template().parent == tmp_path / "cache" / "socialbench" / "mlflow"
+
+
+@pytest.mark.slow
+def test_a_new_store_is_the_templates_copy_and_mlflow_gives_it_the_default_experiment(tmp_path, store, monkeypatch):
+    from mlflow.store.db import utils
+    from mlflow.tracking import MlflowClient
+
+    uri, arts = store
+    store_template()  # found, or built once
+    monkeypatch.setattr(utils, "_initialize_tables", lambda engine: pytest.fail("the schema migrations ran"))
+    assert len(log_evaluations([evaluation(tmp_path, "a")], uri, "exp", arts)["new"]) == 1
+    default = MlflowClient(uri).get_experiment("0")  # where MLflow puts it in a store it builds in place
+    assert default.name == "Default" and default.artifact_location == str(Path.cwd() / "mlruns" / "0")
 
 
 @pytest.mark.slow

@@ -5,7 +5,7 @@ clipped, ``partial``), only wholly inside (``"inside"``), or by its midpoint (``
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -42,17 +42,6 @@ def _letter(speaker: str, speakers: Mapping[str, str] | None) -> str:
 
 def _sorted(items: list[WindowItem]) -> list[WindowItem]:
     return sorted(items, key=lambda i: (i.start, i.end, i.speaker))
-
-
-def speaker_letters(speakers: Iterable[str]) -> dict[str, str]:
-    """Letters A, B, C, ... for speaker ids in order of first appearance."""
-    out: dict[str, str] = {}
-    for s in speakers:
-        if s not in out:
-            if len(out) >= 26:
-                raise ValueError("more than 26 speakers")
-            out[s] = chr(ord("A") + len(out))
-    return out
 
 
 def window_words(

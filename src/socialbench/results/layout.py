@@ -47,18 +47,6 @@ def run_of(file_name: str) -> str:
     return file_name.split(".", 1)[0]
 
 
-def parse_run_path(path: str, root: str = DEFAULT_ROOT) -> tuple[str, str, str, str] | None:
-    """(kind, benchmark, model, run) of a per-run file path under ``root``, or None for any other path."""
-    parts = PurePosixPath(path).parts
-    rparts = PurePosixPath(root).parts
-    if tuple(parts[: len(rparts)]) != tuple(rparts):
-        return None
-    rest = parts[len(rparts) :]
-    if len(rest) != 4 or rest[0] not in RUN_KINDS or not rest[3].endswith(RUN_KINDS[rest[0]]):
-        return None
-    return rest[0], rest[1], rest[2], run_of(rest[3])
-
-
 def model_runs(params: Mapping[str, Any], benchmark: str, methods: Iterable[str]) -> dict[str, list[str]]:
     """Per model (params order), the runs of a benchmark it makes: every method params name, less the pairs
     params exclude (``core.benchmarks.pair_excluded``), then its order runs

@@ -330,21 +330,40 @@ def _dispose_engine(db_uri: str, forget: bool = False) -> None:
         engine.dispose()
 
 
-def _create_sqlite_store(tracking_uri: str, db: Path) -> None:
-    """Build a new MLflow sqlite store in ``<db>-new`` and rename it into place, so a kill leaves no store or a complete
-    one; a killed attempt's ``<db>-new`` (and journals) goes first."""
-    from mlflow.tracking._tracking_service.utils import _get_sqlalchemy_store
+def store_template() -> Path:
+    """MLflow's new sqlite store as its own schema migrations build it, less the Default experiment (MLflow makes that
+    on opening a store without it, with the store's own artifact location): built once per MLflow, alembic,
+    SQLAlchemy and SQLite version in ``$XDG_CACHE_HOME/socialbench/mlflow/`` (else ``~/.cache/...``; set-up builds
+    it), so a new store is a copy instead of some sixty migrations (seconds) at the end of a pipeline."""
+    import sqlite3
+    from importlib.metadata import version
 
+    versions = {p: version(p) for p in ("mlflow", "alembic", "sqlalchemy")} | {"sqlite": sqlite3.sqlite_version}
+    env = os.environ
+    base = Path(env["XDG_CACHE_HOME"]).expanduser() if env.get("XDG_CACHE_HOME") else Path.home() / ".cache"
+    path = base / "socialbench" / "mlflow" / f"empty-store-{sha256_json(versions)[:16]}.db"
+    if not path.is_file():
+        from mlflow.tracking._tracking_service.utils import _get_sqlalchemy_store
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.new")  # renamed into place whole: builders may race
+        try:
+            _get_sqlalchemy_store(f"sqlite:///{tmp}", None)  # creates the schema and the Default experiment
+        finally:
+            _dispose_engine(f"sqlite:///{tmp}", forget=True)
+        with contextlib.closing(sqlite3.connect(tmp)) as con, con:
+            con.execute("DELETE FROM experiments")
+        os.replace(tmp, path)
+    return path
+
+
+def _create_sqlite_store(tracking_uri: str, db: Path) -> None:
+    """A new MLflow sqlite store: :func:`store_template` copied to ``<db>-new`` and renamed into place, so a kill
+    leaves no store or a complete one; a killed attempt's ``<db>-new`` (and journals) goes first."""
     tmp = db.with_name(db.name + "-new")
     for leftover in (tmp, *(tmp.with_name(tmp.name + sfx) for sfx in ("-journal", "-wal", "-shm"))):
         leftover.unlink(missing_ok=True)
-    tmp_uri = f"sqlite:///{tmp}" + ("?" + tracking_uri.split("?", 1)[1] if "?" in tracking_uri else "")
-    # Built directly, not via MlflowClient: its store cached per URI would skip the migrations on a later
-    # new file at the same temporary path.
-    try:
-        _get_sqlalchemy_store(tmp_uri, None)  # creates the schema and the Default experiment
-    finally:
-        _dispose_engine(tmp_uri, forget=True)
+    shutil.copyfile(store_template(), tmp)
     with open(tmp, "rb+") as f:
         os.fsync(f.fileno())
     os.replace(tmp, db)

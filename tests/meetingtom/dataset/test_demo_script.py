@@ -162,9 +162,9 @@ def test_clips_per_task_is_read_from_params_and_absent_means_the_demos_scenes():
     assert cfg.clips_per_task == 2
 
 
-def test_the_demo_meetings_are_drawn_at_5_fps_by_params_the_schema_default_and_the_config(repo_root):
+def test_the_demo_meetings_are_drawn_at_2_fps_by_params_the_schema_default_and_the_config(repo_root):
     # docs/decisions/demo-data.md: the demo's models read no pixels, so the frame rate only costs
     raw = read_params_file(repo_root / "params.yaml")
-    assert DemoConfig.from_params(validate_params(raw)).fps == 5
+    assert DemoConfig.from_params(validate_params(raw)).fps == 2
     del raw["meetingtom"]["demo"]["fps"]
-    assert DemoConfig.from_params(validate_params(raw)).fps == DemoConfig(seed=0).fps == 5
+    assert DemoConfig.from_params(validate_params(raw)).fps == DemoConfig(seed=0).fps == 2

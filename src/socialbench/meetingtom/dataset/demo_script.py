@@ -50,7 +50,7 @@ class DemoConfig:
     seed: int
     corpus: tuple[str, ...] = ("ES9000a",)
     seconds: float = 110.0
-    fps: int = 5
+    fps: int = 2
     size: tuple[int, int] = (160, 120)
     sample_rate: int = 16000
     # None: the demo's scenes (about 4.4 state windows, one "you" window per scene, a consensus window
