@@ -105,3 +105,22 @@ def truncate(src: Path, dst: Path, fraction: float = 0.5) -> Path:
 def assert_problem(excinfo, problem: str, path: Path) -> None:
     assert excinfo.value.problem == problem
     assert str(path) in str(excinfo.value)
+
+
+@pytest.fixture
+def without_simd(tmp_path, monkeypatch):
+    """Switch ffmpeg (the pinned build) to its plain C code for what the test runs in it: ``-cpuflags 0``."""
+    from socialbench.core.tools import executable
+    from socialbench.media.run import ffmpeg_path
+
+    wrapper = tmp_path / "ffmpeg-without-simd"
+    wrapper.write_text(f'#!/bin/sh\nexec "{ffmpeg_path()}" -cpuflags 0 "$@"\n')
+    wrapper.chmod(0o755)
+
+    def switch():
+        monkeypatch.setenv("SOCIALBENCH_FFMPEG", str(wrapper))
+        executable.cache_clear()
+
+    yield switch
+    monkeypatch.delenv("SOCIALBENCH_FFMPEG", raising=False)
+    executable.cache_clear()

@@ -38,3 +38,16 @@ def test_an_encoder_that_fails_is_named_with_the_output_and_ffmpegs_reason(tmp_p
         )
     assert_problem(exc, E.FFMPEG_FAILED, tmp_path / "c.mp4")
     assert "no_such_codec" in str(exc.value)
+
+
+def test_encoded_frames_are_the_same_bytes_whatever_simd_the_cpu_has(tmp_path, without_simd):
+    # swscale's SIMD converts RGB to yuv420p with its own rounding unless told bitexact (media.run.SCALE_FLAGS)
+    import random
+
+    from socialbench.media.encode import encode_rgb_frames
+
+    rng = random.Random(1)
+    raw = bytes(rng.getrandbits(8) for _ in range(64 * 48 * 3 * 4))
+    with_simd = encode_rgb_frames(raw, tmp_path / "simd.mp4", size=(64, 48), fps=4).read_bytes()
+    without_simd()
+    assert encode_rgb_frames(raw, tmp_path / "c.mp4", size=(64, 48), fps=4).read_bytes() == with_simd

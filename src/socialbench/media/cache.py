@@ -26,7 +26,7 @@ from socialbench.media.sampling import FrameSampling, seconds, select_indices
 
 log = logging.getLogger(__name__)
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: frames scaled with swscale's bitexact flag (media.run.SCALE_FLAGS)
 MANIFEST = "manifest.json"
 INDEX = "index.json"  # conventional name of the index, at the cache root
 LOCKS = ".locks"

@@ -24,7 +24,7 @@ from socialbench.media.encode import EncodeSettings
 from socialbench.media.errors import MediaError
 from socialbench.media.frames import seek_time
 from socialbench.media.probe import MediaInfo, VideoTimeline, probe, require_video, video_timeline
-from socialbench.media.run import BITEXACT, GLOBAL_ARGS, ffmpeg_path, run_ffmpeg
+from socialbench.media.run import BITEXACT, GLOBAL_ARGS, SCALE_FLAGS, ffmpeg_path, run_ffmpeg
 from socialbench.media.sampling import ffmpeg_seconds, to_fraction
 
 log = logging.getLogger(__name__)
@@ -284,7 +284,7 @@ def _cut(views, infos, timelines, s, e, outputs, mosaic, encode, *, seek: bool) 
         panels = [
             branches[vi]
             .pop(0)
-            .filter("scale", pw, ph, flags="bicubic+accurate_rnd+full_chroma_int")
+            .filter("scale", pw, ph, flags=SCALE_FLAGS)
             .filter("setsar", 1)
             .filter(
                 "drawtext",

@@ -13,7 +13,7 @@ import ffmpeg
 
 from socialbench.media import errors as E
 from socialbench.media.errors import MediaError
-from socialbench.media.run import BITEXACT, GLOBAL_ARGS, disk_full, ffmpeg_failure, ffmpeg_path
+from socialbench.media.run import BITEXACT, GLOBAL_ARGS, SCALE_FLAGS, disk_full, ffmpeg_failure, ffmpeg_path
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,7 @@ class EncodeSettings:
             "threads": self.threads,
             "fps_mode": "passthrough",
             "movflags": "+faststart",
+            "sws_flags": SCALE_FLAGS,  # the converters ffmpeg inserts (RGB frames to yuv420p)
             **BITEXACT,
         }
         if self.keyframe_interval_s:

@@ -20,7 +20,7 @@ import ffmpeg
 from socialbench.media import errors as E
 from socialbench.media.errors import MediaError
 from socialbench.media.probe import VideoTimeline
-from socialbench.media.run import BITEXACT, GLOBAL_ARGS, ffmpeg_path, run_ffmpeg
+from socialbench.media.run import BITEXACT, GLOBAL_ARGS, SCALE_FLAGS, ffmpeg_path, run_ffmpeg
 from socialbench.media.sampling import Segment, ffmpeg_seconds, fit_size, plan_segments
 
 log = logging.getLogger(__name__)
@@ -140,7 +140,7 @@ def _extract_segments(
         stream = (
             ffmpeg.input(timeline.path, **opts)[str(video_index)]  # "[0:<index>]", not the first "[0:v]"
             .filter("select", "+".join(f"eq(n,{i - seg.first})" for i in seg.targets))
-            .filter("scale", width, height, flags="bicubic+accurate_rnd+full_chroma_int")
+            .filter("scale", width, height, flags=SCALE_FLAGS)
             .filter("setsar", 1)
             .filter("format", pix_fmt)
             .filter("showinfo")

@@ -21,6 +21,10 @@ from socialbench.media.errors import MediaError
 #: Output options (ffmpeg-python keyword arguments) that keep version strings, metadata and other
 #: run-dependent bytes out of a written file, so the same input gives the same bytes.
 BITEXACT = {"fflags": "+bitexact", "flags": "+bitexact", "map_metadata": "-1"}
+#: swscale's flags wherever a frame is scaled or its pixel format converted: ``bitexact`` keeps its SIMD code
+#: to the C code's rounding, which the CPU's instruction set otherwise changes (an RGB-to-YUV conversion
+#: differed between two machines: docs/decisions/media-determinism.md).
+SCALE_FLAGS = "bicubic+accurate_rnd+full_chroma_int+bitexact"
 #: Global options of every ffmpeg command line: no banner, never read stdin, no progress lines.
 GLOBAL_ARGS = ("-hide_banner", "-nostdin", "-nostats")
 
