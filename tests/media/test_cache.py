@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from socialbench.core.hashing import sha256_file
-from socialbench.media.cache import INDEX, MANIFEST, FrameCache
+from socialbench.media.cache import CACHE_FORMAT, INDEX, MANIFEST, FrameCache
 from socialbench.media.errors import MediaError
 from socialbench.media.sampling import FrameSampling
 from tests.media.conftest import image_index
@@ -147,7 +147,8 @@ def test_index_names_the_given_entries_and_their_frame_count_in_sorted_determini
     cache = FrameCache(tmp_path / "frames")
     a, b = cache.frames(video, EIGHT), cache.frames(clip_mkv, FrameSampling.uniform(3, max_side=80))
     path = tmp_path / "frames" / INDEX
-    assert cache.write_index(path, {b.key, a.key}) == {"entries": sorted([a.key, b.key]), "format": 1, "frames": 11}
+    expected = {"entries": sorted([a.key, b.key]), "format": CACHE_FORMAT, "frames": 11}
+    assert cache.write_index(path, {b.key, a.key}) == expected
     first = path.read_bytes()
     cache.write_index(path, [a.key, b.key])
     assert path.read_bytes() == first == (json.dumps(json.loads(first), sort_keys=True, indent=1) + "\n").encode()

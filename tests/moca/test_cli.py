@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from socialbench.cli import app
 from socialbench.core.errors import ConfigError, DataError
+from socialbench.media.cache import CACHE_FORMAT
 from socialbench.media.errors import MediaError
 from socialbench.moca.cli import app as moca_app
 from tests.conftest import make_instance
@@ -262,7 +263,8 @@ def test_index_lists_exactly_the_entries_the_instances_name_in_the_same_bytes_on
     result = runner.invoke(moca_app, INDEX_ARGS)
     assert result.exit_code == 0 and "1 hit(s), 0 extracted" in result.output
     assert index.read_bytes() == first
-    assert json.loads(first) == {"entries": named_entries(), "format": 1, "frames": 4} and len(named_entries()) == 1
+    assert json.loads(first) == {"entries": named_entries(), "format": CACHE_FORMAT, "frames": 4}
+    assert len(named_entries()) == 1
 
 
 def test_a_deleted_frame_cache_is_rebuilt_with_its_index(workdir):
