@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import dvc.dependency.param as param
+import dvc.utils.serialize._yaml as dvc_yaml
 import pytest
 from dvc.fs import LocalFileSystem
 from scmrepo.git.backend.dulwich import DulwichBackend
@@ -73,11 +74,20 @@ def test_each_params_file_is_read_once_while_it_is_unchanged(built, monkeypatch)
     assert reads == [path]
 
 
+def test_dvc_lock_is_parsed_plainly_for_its_rewrite_and_other_yaml_files_round_trip():
+    text = "schema: '2.0'\nstages:\n  a:\n    cmd: echo  # a comment\n"
+    with read_once():
+        lock = dvc_yaml.parse_yaml_for_update(text, "x/dvc.lock")
+        other = dvc_yaml.parse_yaml_for_update(text, "dvc.yaml")
+    assert type(lock) is dict and lock["stages"] == {"a": {"cmd": "echo"}}
+    assert type(other) is not dict and hasattr(other, "ca")  # ruamel's round-trip map keeps the comment
+
+
 def test_dvcs_own_readers_are_back_afterwards():
-    before = (param.read_param_file, DulwichBackend.is_tracked)
+    before = (param.read_param_file, DulwichBackend.is_tracked, dvc_yaml.parse_yaml_for_update)
     with pytest.raises(RuntimeError), read_once():
         raise RuntimeError("a failed commit")
-    assert (param.read_param_file, DulwichBackend.is_tracked) == before
+    assert (param.read_param_file, DulwichBackend.is_tracked, dvc_yaml.parse_yaml_for_update) == before
 
 
 def test_a_folder_that_is_no_dvc_repository_is_refused_naming_it(tmp_path):

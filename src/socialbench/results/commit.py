@@ -25,11 +25,14 @@ def _version(path: str | Path) -> tuple[int, int, int] | None:
 
 @contextlib.contextmanager
 def read_once() -> Iterator[None]:
-    """Inside: DVC's params-file reader and git-index lookup answer from memory while their file is unchanged."""
+    """Inside: DVC's params-file reader and git-index lookup answer from memory while their file is unchanged, and
+    dvc.lock is parsed plainly for its rewrite (DVC writes it: no comments or styles to keep; the same bytes out)."""
     import dvc.dependency.param as param
+    import dvc.utils.serialize._yaml as dvc_yaml
     from scmrepo.git.backend.dulwich import DulwichBackend
 
-    read_param_file, is_tracked = param.read_param_file, DulwichBackend.is_tracked
+    originals = (param.read_param_file, DulwichBackend.is_tracked, dvc_yaml.parse_yaml_for_update)
+    read_param_file, is_tracked, for_update = originals
     read: dict[tuple[Any, ...], Any] = {}
     indexed: dict[tuple[Any, ...], tuple[bytes, ...]] = {}
 
@@ -49,11 +52,15 @@ def read_once() -> Iterator[None]:
         rel = os.path.relpath(path, self.root_dir).replace(os.path.sep, "/").encode()
         return any(p == rel or p.startswith(rel + b"/") for p in indexed[key])
 
-    param.read_param_file, DulwichBackend.is_tracked = read_param_file_once, is_tracked_once
+    def parse_lock_plainly(text: str, path: str) -> Any:  # round-trip parsing: most of rewriting dvc.lock
+        return dvc_yaml.parse_yaml(text, path) if os.path.basename(path) == "dvc.lock" else for_update(text, path)
+
+    patched = (read_param_file_once, is_tracked_once, parse_lock_plainly)
+    param.read_param_file, DulwichBackend.is_tracked, dvc_yaml.parse_yaml_for_update = patched
     try:
         yield
     finally:
-        param.read_param_file, DulwichBackend.is_tracked = read_param_file, is_tracked
+        param.read_param_file, DulwichBackend.is_tracked, dvc_yaml.parse_yaml_for_update = originals
 
 
 def commit_outputs(repo_root: Path) -> int:

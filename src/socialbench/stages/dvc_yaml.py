@@ -7,7 +7,6 @@ template reruns only the models running it. rules/dvc.smk rewrites a stale dvc.y
 from __future__ import annotations
 
 import ast
-import hashlib
 import json
 import os
 import re
@@ -21,6 +20,8 @@ from typing import Any
 import socialbench
 from socialbench import cli
 from socialbench.core.benchmarks import HOOK_KINDS, Hooks
+from socialbench.core.hashing import sha256_file
+from socialbench.core.io import write_text_atomic
 from socialbench.core.run_name import RunName
 
 PKG = Path(socialbench.__file__).resolve().parent
@@ -575,10 +576,7 @@ def render(old_text: str, stages: Mapping[str, Mapping[str, Any]], comments: Map
 STAMP_DIR = ".snakemake/socialbench/code"
 
 
-@cache
-def _file_sha256(path: Path) -> str:
-    # cached: one workflow read writes a dozen stamps over mostly the same files
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+_file_sha256 = cache(sha256_file)  # cached: one workflow read writes a dozen stamps over mostly the same files
 
 
 def write_code_stamp(path: Path, files: Iterable[str], root: Path) -> None:
@@ -589,10 +587,7 @@ def write_code_stamp(path: Path, files: Iterable[str], root: Path) -> None:
     old = path.read_text("utf-8") if path.is_file() else None
     if old == text:
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")  # Slurm jobs read the workflow at once
-    tmp.write_text(text, "utf-8")
-    os.replace(tmp, path)
+    write_text_atomic(path, text)  # renamed into place: Slurm jobs read the workflow at once
     if old is None:  # first written: as old as the newest code it stands for
         newest = max(((root / f).stat().st_mtime for f in files), default=0.0)
         os.utime(path, (newest, newest))

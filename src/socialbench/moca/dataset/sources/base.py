@@ -269,9 +269,7 @@ def _unpack(root: Path, f: RemoteFile, archive: Path, limits: Any = None) -> Non
     if folder.is_dir() and stamp.is_file() and stamp.read_text().strip() == digest:
         return
     extract(archive, folder, replace=True, limits=limits)
-    tmp = stamp.with_name(stamp.name + ".tmp")
-    tmp.write_text(digest + "\n")
-    os.replace(tmp, stamp)
+    write_text_atomic(stamp, digest + "\n")
 
 
 def _missing_manual(source: Source, f: RemoteFile, dest: Path, why: str) -> ManualStepRequired:
