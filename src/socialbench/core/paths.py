@@ -28,6 +28,12 @@ class DiskFull(SocialbenchError):
         super().__init__(f"{path}: no space left on the device; {what} (free some space and run again)")
 
 
+def user_cache(env: Mapping[str, str] | None = None) -> Path:
+    """``$XDG_CACHE_HOME/socialbench`` (else ``~/.cache/socialbench``): the root of socialbench's per-user caches."""
+    env = os.environ if env is None else env
+    return Path(env.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser() / "socialbench"
+
+
 def is_disk_full(exc: BaseException) -> bool:
     """An OSError saying the device (or the user's quota) is full."""
     return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)

@@ -21,6 +21,7 @@ from typing import Any
 
 from socialbench.core.errors import ConfigError
 from socialbench.core.hashing import sha256_file
+from socialbench.core.paths import user_cache
 
 #: Bumped when the converter's output changes: part of the cache key.
 CONVERTER_VERSION = 2
@@ -54,8 +55,7 @@ def cache_root(env: dict[str, str] | None = None) -> Path:
     env = os.environ if env is None else env
     if env.get("SOCIALBENCH_WEIGHTS_CACHE"):
         return Path(env["SOCIALBENCH_WEIGHTS_CACHE"]).expanduser()
-    base = Path(env["XDG_CACHE_HOME"]).expanduser() if env.get("XDG_CACHE_HOME") else Path.home() / ".cache"
-    return base / "socialbench" / "weights"
+    return user_cache(env) / "weights"
 
 
 def cache_key(gguf_sha256: str) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
 import signal
 import subprocess
@@ -13,6 +12,7 @@ from functools import cache
 from pathlib import Path
 
 from socialbench.core.hashing import sha256_file
+from socialbench.core.io import write_text_atomic
 from socialbench.core.paths import DiskFull
 from socialbench.core.tools import executable
 from socialbench.media import errors as E
@@ -121,8 +121,5 @@ def tool_identity(memo_dir: str | Path | None = None) -> str:
     digest = sha256_file(binary)
     if memo_file is not None:
         memo[stamp] = digest
-        memo_file.parent.mkdir(parents=True, exist_ok=True)
-        tmp = memo_file.with_name(f"{memo_file.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(memo, sort_keys=True, indent=1), "utf-8")
-        os.replace(tmp, memo_file)
+        write_text_atomic(memo_file, json.dumps(memo, sort_keys=True, indent=1))
     return digest

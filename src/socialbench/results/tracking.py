@@ -28,7 +28,7 @@ from socialbench.core.cache import claimant_alive
 from socialbench.core.errors import ConfigError, SocialbenchError
 from socialbench.core.hashing import sha256_file, sha256_json
 from socialbench.core.io import is_number, parse_json_object
-from socialbench.core.paths import blocking_file, special_file
+from socialbench.core.paths import blocking_file, special_file, user_cache
 from socialbench.core.processes import process_started
 from socialbench.results.viewer_packs import PACK_BYTES, write_packs
 
@@ -339,9 +339,7 @@ def store_template() -> Path:
     from importlib.metadata import version
 
     versions = {p: version(p) for p in ("mlflow", "alembic", "sqlalchemy")} | {"sqlite": sqlite3.sqlite_version}
-    env = os.environ
-    base = Path(env["XDG_CACHE_HOME"]).expanduser() if env.get("XDG_CACHE_HOME") else Path.home() / ".cache"
-    path = base / "socialbench" / "mlflow" / f"empty-store-{sha256_json(versions)[:16]}.db"
+    path = user_cache() / "mlflow" / f"empty-store-{sha256_json(versions)[:16]}.db"
     if not path.is_file():
         from mlflow.tracking._tracking_service.utils import _get_sqlalchemy_store
 

@@ -22,6 +22,7 @@ from socialbench import cli
 from socialbench.core.benchmarks import HOOK_KINDS, Hooks
 from socialbench.core.hashing import sha256_file
 from socialbench.core.io import write_text_atomic
+from socialbench.core.paths import user_cache
 from socialbench.core.run_name import RunName
 
 PKG = Path(socialbench.__file__).resolve().parent
@@ -144,10 +145,8 @@ SUMMARY_VERSION = 1
 
 def summary_cache_file(env: Mapping[str, str] | None = None) -> Path:
     """``$XDG_CACHE_HOME/socialbench/code-summaries/`` (else ``~/.cache/...``), per reader and Python version."""
-    env = os.environ if env is None else env
-    base = Path(env["XDG_CACHE_HOME"]).expanduser() if env.get("XDG_CACHE_HOME") else Path.home() / ".cache"
     name = f"v{SUMMARY_VERSION}-py{sys.version_info[0]}.{sys.version_info[1]}.json"
-    return base / "socialbench" / "code-summaries" / name
+    return user_cache(env) / "code-summaries" / name
 
 
 _summaries: dict[str, Summary] | None = None  # the cache file's summaries, then this process's new ones
